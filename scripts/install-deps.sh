@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the suites and the native stack need, and nothing that is already there.
+# Debian/Ubuntu: one `apt-get update`, then every missing package in one `apt-get install`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  varnish varnish-modules          # vcl/ and every suite that runs varnishd
+)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do installed "$pkg" || missing+=("$pkg"); done
+if ((${#missing[@]})); then
+  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  echo "install-deps: apt-get install ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "install-deps: system packages present"
