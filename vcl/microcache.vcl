@@ -1,0 +1,504 @@
+#
+# microcache.vcl: WordPress microcaching, grace, coalescing and invalidation.
+#
+# Include it from a VCL that defines the backend(s) and `acl purgers`:
+#
+#     vcl 4.1;
+#     backend default { .host = "127.0.0.1"; .port = "8081"; .probe = { ... } }
+#     acl purgers { "127.0.0.1"; }
+#     include "microcache.vcl";
+#
+# Everything tunable sits in the mc_policy_* subroutines right below.
+# Internal request headers are named x-mc-*; objects carry x-url / x-host for bans.
+#
+vcl 4.1;
+
+import std;
+import purge;
+import xkey;
+
+# ---------------------------------------------------------------------------
+# Policy: the one place to change TTLs and grace.
+# ---------------------------------------------------------------------------
+
+# TTL of a page that did not ask for one (no s-maxage, no Surrogate-Control).
+# One second turns a traffic spike into one origin request per URL per second.
+sub mc_policy_default_ttl {
+    set beresp.ttl = 1s;
+}
+
+# How long an expired object is kept to be served stale. This is the
+# stale-if-error window: while the backend probe says sick, anything this old
+# is still served.
+sub mc_policy_grace {
+    set beresp.grace = 24h;
+}
+
+# How stale a page may be served while the backend is healthy (one background
+# fetch refreshes it). Older than this, a healthy origin is asked in the
+# foreground instead, so a quiet page is never hours out of date.
+sub mc_policy_healthy_grace {
+    if (obj.ttl + 10s > 0s) {
+        return (deliver);
+    }
+}
+
+# Upper bound for 404/410: a missing page may appear any moment (a scheduled post).
+sub mc_policy_not_found_ttl {
+    if (beresp.ttl > 30s) {
+        set beresp.ttl = 30s;
+    }
+}
+
+# Static assets are versioned by WordPress (?ver=), so they can live long.
+sub mc_policy_static_ttl {
+    set beresp.ttl = 7d;
+}
+
+# How long an "uncacheable" verdict (hit-for-miss) is remembered. During it,
+# requests for that URL go to the origin in parallel instead of queueing.
+sub mc_policy_uncacheable_ttl {
+    set beresp.ttl = 30s;
+}
+
+# A 5xx answered in the foreground is shared with the requests queued behind
+# it for this long, then forgotten.
+sub mc_policy_error_ttl {
+    set beresp.ttl = 1s;
+    set beresp.grace = 0s;
+    set beresp.keep = 0s;
+}
+
+# ---------------------------------------------------------------------------
+# vcl_recv
+# ---------------------------------------------------------------------------
+
+sub vcl_recv {
+    call mc_recv_health;
+    call mc_recv_normalize_host;
+    call mc_recv_method;
+    call mc_recv_normalize_url;
+    call mc_recv_invalidation;
+    call mc_recv_bypass;
+    call mc_recv_static;
+    call mc_recv_strip_cookies;
+    call mc_recv_grace_mode;
+    return (hash);
+}
+
+# Load balancers ask Varnish itself; the origin is never touched.
+sub mc_recv_health {
+    if (req.url == "/varnish-health") {
+        return (synth(200, "OK"));
+    }
+}
+
+# One page, one object: lower-case host, no trailing dot, no default port,
+# absolute-form request lines folded into Host + path.
+sub mc_recv_normalize_host {
+    if (req.url ~ "^(?i)https?://") {
+        set req.http.host = regsub(req.url, "^(?i)https?://([^/?#]+).*$", "\1");
+        set req.url = regsub(req.url, "^(?i)https?://[^/?#]+", "");
+        if (req.url !~ "^/") {
+            set req.url = "/" + req.url;
+        }
+    }
+    if (!req.http.host) {
+        if (req.proto ~ "^(?i)HTTP/1\.1") {
+            return (synth(400, "Host header required"));
+        }
+        return (pass);
+    }
+    set req.http.host = std.tolower(req.http.host);
+    set req.http.host = regsub(req.http.host, ":(80|443)$", "");
+    set req.http.host = regsub(req.http.host, "\.(:[0-9]+)?$", "\1");
+}
+
+# Read methods are cached, write methods go straight through, invalidation
+# methods are handled below, anything else is refused.
+sub mc_recv_method {
+    if (req.method == "GET" || req.method == "HEAD" || req.method == "PURGE" ||
+        req.method == "PURGEKEYS" || req.method == "BAN") {
+        return;
+    }
+    if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
+        req.method == "DELETE" || req.method == "OPTIONS") {
+        set req.http.x-mc-bypass = "method";
+        return (pass);
+    }
+    return (synth(405, "Method not allowed"));
+}
+
+# Equivalent URLs share one object: no fragment, no tracking parameters,
+# parameters sorted. PURGE runs through the same steps so it reaches the object.
+sub mc_recv_normalize_url {
+    set req.url = regsub(req.url, "#.*$", "");
+    if (req.url ~ "\?") {
+        set req.url = regsuball(req.url,
+            "(?i)([?&])(utm_[a-z0-9_]*|gclid|gclsrc|dclid|gbraid|wbraid|fbclid|msclkid|mc_cid|mc_eid|_ga|_gl|igshid|yclid|twclid|ttclid|_hsenc|_hsmi|mkt_tok|srsltid)(=[^&]*)?(?=&|$)",
+            "\1");
+        set req.url = std.querysort(req.url);
+        set req.url = regsub(req.url, "\?&*$", "");
+        set req.url = regsub(req.url, "\?&+", "?");
+    }
+}
+
+# ---------------------------------------------------------------------------
+# Invalidation: PURGE (one URL), PURGEKEYS (xkey), BAN (host / URL regex).
+# Protocol: docs/protocol.md and vcl/README.md.
+# ---------------------------------------------------------------------------
+
+sub mc_recv_invalidation {
+    if (req.method != "PURGE" && req.method != "PURGEKEYS" && req.method != "BAN") {
+        return;
+    }
+    if (client.ip !~ purgers) {
+        return (synth(403, req.method + " is only accepted from hosts in acl purgers; " + client.ip + " is not one of them"));
+    }
+    if (req.method == "PURGE") {
+        call mc_recv_purge_url;
+    } elsif (req.method == "PURGEKEYS") {
+        call mc_recv_purge_keys;
+    } else {
+        call mc_recv_ban;
+    }
+}
+
+# The purge happens in vcl_miss (mc_miss_purge) so vmod purge can report a
+# count; always_miss keeps it from queueing behind an in-flight fetch.
+sub mc_recv_purge_url {
+    if (req.http.x-purge-mode && req.http.x-purge-mode !~ "^(?i)(hard|soft)$") {
+        return (synth(400, "X-Purge-Mode must be hard or soft"));
+    }
+    set req.hash_always_miss = true;
+    return (hash);
+}
+
+sub mc_miss_purge {
+    if (req.method == "PURGE") {
+        if (req.http.x-purge-mode ~ "^(?i)soft$") {
+            set req.http.x-mc-invalidated = purge.soft();
+        } else {
+            set req.http.x-mc-invalidated = purge.hard();
+        }
+        return (synth(200, "Purged"));
+    }
+}
+
+sub mc_recv_purge_keys {
+    if (req.http.xkey-purge && req.http.xkey-softpurge) {
+        return (synth(400, "Send either xkey-purge or xkey-softpurge, not both"));
+    }
+    if (req.http.xkey-purge) {
+        std.collect(req.http.xkey-purge, " ");
+        set req.http.x-mc-keys = req.http.xkey-purge;
+    } elsif (req.http.xkey-softpurge) {
+        std.collect(req.http.xkey-softpurge, " ");
+        set req.http.x-mc-keys = req.http.xkey-softpurge;
+    }
+    if (req.http.x-mc-keys !~ "[!-+--~]") {
+        return (synth(400, "PURGEKEYS needs an xkey-purge or xkey-softpurge header with at least one key"));
+    }
+    if (req.http.x-mc-keys !~ "^[ -~]+$") {
+        return (synth(400, "Surrogate keys must be printable ASCII, separated by spaces or commas"));
+    }
+    if (req.http.xkey-softpurge) {
+        set req.http.x-mc-invalidated = xkey.softpurge(req.http.x-mc-keys);
+    } else {
+        set req.http.x-mc-invalidated = xkey.purge(req.http.x-mc-keys);
+    }
+    return (synth(200, "Purged"));
+}
+
+# Bans only test obj.http.* so the ban lurker can retire them in the
+# background. Input is validated, never quoted: a space would let it append
+# "&& ..." clauses to the expression.
+sub mc_recv_ban {
+    if (!req.http.x-ban-host) {
+        return (synth(400, "BAN needs X-Ban-Host (and optionally X-Ban-Url, a regex on the path)"));
+    }
+    set req.http.x-ban-host = std.tolower(req.http.x-ban-host);
+    set req.http.x-ban-host = regsub(req.http.x-ban-host, ":(80|443)$", "");
+    if (req.http.x-ban-host !~ "^[a-z0-9.-]+(:[0-9]{1,5})?$") {
+        return (synth(400, "X-Ban-Host must be a host name with an optional port"));
+    }
+    set req.http.x-mc-ban = "obj.http.x-host == " + req.http.x-ban-host;
+    if (req.http.x-ban-url) {
+        if (req.http.x-ban-url !~ "^[!#-~]+$") {
+            return (synth(400, "X-Ban-Url must be printable ASCII without spaces or double quotes"));
+        }
+        set req.http.x-mc-ban = req.http.x-mc-ban + " && obj.http.x-url ~ " + req.http.x-ban-url;
+    }
+    if (!std.ban(req.http.x-mc-ban)) {
+        return (synth(400, "Ban rejected: " + std.ban_error()));
+    }
+    return (synth(200, "Banned"));
+}
+
+# ---------------------------------------------------------------------------
+# Bypass and normalization of cacheable requests
+# ---------------------------------------------------------------------------
+
+# Personal traffic is never cached and never served from cache.
+sub mc_recv_bypass {
+    if (req.http.Authorization) {
+        set req.http.x-mc-bypass = "authorization";
+    } elsif (req.url ~ "^[^?]*/(wp-admin(/|$)|wp-login\.php|xmlrpc\.php|wp-cron\.php)") {
+        set req.http.x-mc-bypass = "admin";
+    } elsif (req.url ~ "[?&](preview=true|preview_id=|preview_nonce=)") {
+        set req.http.x-mc-bypass = "preview";
+    } elsif (req.http.Cookie ~ "(^|;\s*)(wordpress_logged_in_|wordpress_sec_|wordpress_[0-9a-f]{32}=|wp-postpass_|comment_author_|wordpress_no_cache|woocommerce_items_in_cart|wp_woocommerce_session_)") {
+        set req.http.x-mc-bypass = "cookie";
+    }
+    if (req.http.x-mc-bypass) {
+        return (pass);
+    }
+}
+
+# Assets look the same to everyone: cookies are dropped both ways.
+sub mc_recv_static {
+    if (req.url ~ "^[^?]*\.(avif|bmp|css|eot|gif|ico|jpe?g|js|mjs|map|mp3|mp4|ogg|otf|pdf|png|svgz?|ttf|webm|webp|woff2?)(\?|$)") {
+        set req.http.x-mc-static = "1";
+    }
+}
+
+# Anything left in Cookie (analytics, consent banners) does not change the page.
+sub mc_recv_strip_cookies {
+    unset req.http.Cookie;
+}
+
+# Restarts from mc_hit_grace and vcl_synth: a foreground refresh must not
+# find the stale copy again (and so queues behind one shared fetch); a
+# stale-if-error retry takes any copy, however old.
+sub mc_recv_grace_mode {
+    if (req.http.x-mc-serve-stale) {
+        unset req.http.x-mc-refresh;
+    } elsif (req.http.x-mc-refresh) {
+        set req.grace = 0s;
+    }
+}
+
+# ---------------------------------------------------------------------------
+# Lookup outcome
+# ---------------------------------------------------------------------------
+
+sub vcl_hit {
+    set req.http.x-mc-cache = "HIT";
+    if (obj.ttl >= 0s) {
+        return (deliver);
+    }
+    call mc_hit_grace;
+}
+
+# Stale object: serve it now while one background fetch refreshes it, if the
+# origin is sick (stale-if-error) or the copy is only a little stale. An older
+# copy on a healthy origin is refreshed in the foreground; the flag tells the
+# fetch a stale copy exists, so a failing origin still gets it served.
+sub mc_hit_grace {
+    set req.http.x-mc-cache = "STALE";
+    if (req.http.x-mc-serve-stale || !std.healthy(req.backend_hint)) {
+        return (deliver);
+    }
+    call mc_policy_healthy_grace;
+    set req.http.x-mc-refresh = "1";
+    return (restart);
+}
+
+sub vcl_miss {
+    call mc_miss_purge;
+    set req.http.x-mc-cache = "MISS";
+}
+
+sub vcl_pass {
+    set req.http.x-mc-cache = "PASS";
+}
+
+# ---------------------------------------------------------------------------
+# Fetch: what is kept, and for how long
+# ---------------------------------------------------------------------------
+
+sub vcl_backend_response {
+    if (bereq.uncacheable) {
+        return (deliver);
+    }
+    call mc_fetch_ban_metadata;
+    call mc_fetch_server_error;
+    call mc_fetch_compression;
+    call mc_fetch_static;
+    call mc_fetch_ttl;
+    call mc_fetch_uncacheable;
+    call mc_fetch_vary;
+    return (deliver);
+}
+
+# Stored on the object so bans can test obj.* (lurker-friendly); stripped at delivery.
+sub mc_fetch_ban_metadata {
+    set beresp.http.x-url = bereq.url;
+    set beresp.http.x-host = bereq.http.host;
+}
+
+# A background refresh, or a foreground one with a stale copy behind it, must
+# not replace that copy with an error: abandon and keep serving stale. Without
+# a stale copy, the error is shared for a moment with whoever queued behind
+# this fetch instead of sending them to the failing origin one by one.
+sub mc_fetch_server_error {
+    if (beresp.status >= 500) {
+        if (bereq.is_bgfetch || bereq.http.x-mc-refresh) {
+            return (abandon);
+        }
+        unset beresp.http.Set-Cookie;
+        call mc_policy_error_ttl;
+        return (deliver);
+    }
+}
+
+# Varnish stores text gzipped once and gunzips for the rare client that
+# cannot take it: one object serves every encoding.
+sub mc_fetch_compression {
+    if (!beresp.http.Content-Encoding && beresp.http.Content-Type ~ "^(?i)(text/|application/(javascript|json|ld\+json|xml|rss\+xml|atom\+xml|manifest\+json)|image/svg\+xml)") {
+        set beresp.do_gzip = true;
+    }
+}
+
+sub mc_fetch_static {
+    if (bereq.http.x-mc-static && beresp.status == 200) {
+        unset beresp.http.Set-Cookie;
+        call mc_policy_static_ttl;
+        call mc_policy_grace;
+        return (deliver);
+    }
+}
+
+# Surrogate-Control (meant for us) beats s-maxage (meant for shared caches);
+# max-age is left to browsers. This is how purge-managed pages get long TTLs.
+sub mc_fetch_ttl {
+    if (beresp.http.Surrogate-Control ~ "(?i)(^|[\s,;])max-age=[0-9]+") {
+        set beresp.ttl = std.duration(regsub(beresp.http.Surrogate-Control, "(?i)^(.*[\s,;])?max-age=([0-9]+).*$", "\2") + "s", 0s);
+    } elsif (beresp.http.Cache-Control ~ "(?i)s-maxage=[0-9]+") {
+        set beresp.ttl = std.duration(regsub(beresp.http.Cache-Control, "(?i)^.*s-maxage=([0-9]+).*$", "\1") + "s", 0s);
+    } else {
+        call mc_policy_default_ttl;
+    }
+    call mc_policy_grace;
+    if (beresp.status == 404 || beresp.status == 410) {
+        call mc_policy_not_found_ttl;
+    }
+}
+
+# Hit-for-miss, never ttl=0: a zero TTL would make every request queued on
+# this URL wait for the previous one to finish (serialized origin fetches).
+sub mc_fetch_uncacheable {
+    if (beresp.ttl <= 0s ||
+        beresp.http.Set-Cookie ||
+        beresp.http.Surrogate-Control ~ "(?i)no-store" ||
+        (!beresp.http.Surrogate-Control && beresp.http.Cache-Control ~ "(?i)(private|no-store|no-cache)") ||
+        beresp.http.Vary == "*") {
+        call mc_policy_uncacheable_ttl;
+        set beresp.grace = 0s;
+        set beresp.uncacheable = true;
+        return (deliver);
+    }
+}
+
+# Vary: User-Agent would keep one copy per browser build; WordPress pages do
+# not depend on it.
+sub mc_fetch_vary {
+    if (beresp.http.Vary ~ "(?i)User-Agent") {
+        set beresp.http.Vary = regsuball(beresp.http.Vary, "(?i)(^|,)\s*User-Agent\s*(,|$)", "\1");
+        set beresp.http.Vary = regsub(beresp.http.Vary, "^[\s,]+|[\s,]+$", "");
+        if (beresp.http.Vary == "") {
+            unset beresp.http.Vary;
+        }
+    }
+}
+
+sub vcl_backend_error {
+    if (bereq.is_bgfetch || bereq.http.x-mc-refresh) {
+        return (abandon);
+    }
+    call mc_policy_error_ttl;
+    set beresp.http.Content-Type = "text/html; charset=utf-8";
+    set beresp.http.Retry-After = "5";
+    synthetic({"<!doctype html>
+<html><head><meta charset="utf-8"><title>Temporarily unavailable</title></head>
+<body><h1>This site is temporarily unavailable</h1>
+<p>Please try again in a few seconds.</p></body></html>
+"});
+    return (deliver);
+}
+
+# ---------------------------------------------------------------------------
+# Delivery
+# ---------------------------------------------------------------------------
+
+sub vcl_deliver {
+    call mc_deliver_cache_status;
+    call mc_deliver_strip_internal;
+}
+
+# X-Cache: HIT, STALE (served in grace), MISS, PASS (with X-Cache-Reason).
+sub mc_deliver_cache_status {
+    if (obj.uncacheable) {
+        set resp.http.X-Cache = "PASS";
+        if (req.http.x-mc-bypass) {
+            set resp.http.X-Cache-Reason = req.http.x-mc-bypass;
+        } else {
+            set resp.http.X-Cache-Reason = "uncacheable";
+        }
+    } elsif (req.http.x-mc-cache) {
+        set resp.http.X-Cache = req.http.x-mc-cache;
+    } else {
+        set resp.http.X-Cache = "MISS";
+    }
+    set resp.http.X-Cache-Hits = obj.hits;
+}
+
+# Surrogate keys and ban metadata are ours; a trusted host can ask to see
+# them with X-Cache-Debug: 1.
+sub mc_deliver_strip_internal {
+    unset resp.http.Surrogate-Control;
+    if (req.http.X-Cache-Debug && client.ip ~ purgers) {
+        return;
+    }
+    unset resp.http.xkey;
+    unset resp.http.x-url;
+    unset resp.http.x-host;
+}
+
+sub vcl_synth {
+    call mc_synth_stale_if_error;
+    call mc_synth_response;
+    return (deliver);
+}
+
+# The foreground refresh of a stale page failed (abandoned in
+# mc_fetch_server_error): go back and serve the stale copy instead of an error.
+sub mc_synth_stale_if_error {
+    if (resp.status == 503 && req.http.x-mc-refresh) {
+        set req.http.x-mc-serve-stale = "1";
+        return (restart);
+    }
+}
+
+sub mc_synth_response {
+    set resp.http.X-Cache = "SYNTH";
+    set resp.http.Content-Type = "text/plain; charset=utf-8";
+    if (req.http.x-mc-invalidated) {
+        set resp.http.X-Invalidated = req.http.x-mc-invalidated;
+    }
+    if (resp.reason == "Banned") {
+        set resp.http.X-Ban = req.http.x-mc-ban;
+    }
+    if (resp.status == 405) {
+        set resp.http.Allow = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, PURGE, PURGEKEYS, BAN";
+    }
+    if (req.url == "/varnish-health" && resp.status == 200) {
+        if (std.healthy(req.backend_hint)) {
+            set resp.http.X-Backend-Health = "healthy";
+        } else {
+            set resp.http.X-Backend-Health = "sick";
+        }
+    }
+    set resp.body = "" + resp.status + " " + resp.reason + {"
+"};
+}
