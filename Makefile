@@ -7,6 +7,8 @@ SUITES ?= $(sort $(basename $(notdir $(wildcard scripts/suites/*.sh))))
 help:
 	@echo "make test         install missing dependencies, run every suite ($(SUITES))"
 	@echo "make test-<suite> run one suite without the install step"
+	@echo "make up|down|status  native WordPress + Varnish + purger stack (stack/README.md)"
+	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
 
 test: deps
 	@scripts/run-suites.sh $(SUITES)
@@ -16,3 +18,18 @@ deps:
 
 $(addprefix test-,$(SUITES)): test-%:
 	@scripts/run-suites.sh $*
+
+# Native stack (stack/README.md): WordPress behind Varnish with the purger, under .stack/.
+.PHONY: up down status audit
+up:
+	@stack/up.sh
+
+down:
+	@stack/down.sh
+
+status:
+	@stack/status.sh
+
+# make audit [AUDIT_ARGS="--site https://example.com --origin http://10.0.0.5 ..."]
+audit:
+	@stack/audit.sh $(AUDIT_ARGS)

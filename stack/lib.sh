@@ -1,0 +1,96 @@
+# Shared helpers and configuration for the native stack scripts (sourced, never run).
+# Every setting can be overridden from the environment; see stack/README.md.
+
+PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
+STACK_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STACK_DIR=${STACK_DIR:-$STACK_REPO/.stack}
+VARNISH_PORT=${VARNISH_PORT:-8080}
+WEB_PORT=${WEB_PORT:-8081}
+PURGER_PORT=${PURGER_PORT:-8090}
+REDIS_PORT=${REDIS_PORT:-6380}
+SITE_HOST=${SITE_HOST:-localhost:$VARNISH_PORT}
+SITE_URL="http://$SITE_HOST"
+WP_ADMIN_USER=${WP_ADMIN_USER:-admin}
+DEMO_POSTS=${DEMO_POSTS:-300}
+WP_CRON_INTERVAL=${WP_CRON_INTERVAL:-30}
+VARNISH_EDGE_NAMESPACE=${VARNISH_EDGE_NAMESPACE:-wp1}
+VARNISH_EDGE_TTL=${VARNISH_EDGE_TTL:-86400}
+PURGER_REPURGE_DELAY_MS=${PURGER_REPURGE_DELAY_MS:-2000}
+VARNISH_STORAGE=${VARNISH_STORAGE:-malloc,256m}
+
+RUN_DIR=$STACK_DIR/run
+LOG_DIR=$STACK_DIR/log
+CONF_DIR=$STACK_DIR/conf
+SECRETS_FILE=$STACK_DIR/secrets.env
+WP_DIR=$STACK_DIR/wordpress
+
+# Services in start order; stop runs them backwards.
+STACK_SERVICES=(mariadb redis php-fpm nginx purger varnish wp-cron)
+
+log() { printf 'stack: %s\n' "$*" >&2; }
+die() { printf 'stack: error: %s\n' "$*" >&2; exit 1; }
+
+# pid_of NAME: the pid recorded for a service, if that process still runs.
+pid_of() {
+  local f=$RUN_DIR/$1.pid pid
+  [[ -s $f ]] || return 1
+  pid=$(tr -dc '0-9' <"$f")
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && { echo "$pid"; return 0; }
+  return 1
+}
+is_running() { pid_of "$1" >/dev/null; }
+
+# port_busy PORT: true when something accepts connections on 127.0.0.1:PORT.
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# require_free_port PORT VARNAME: refuse to start with a clear message.
+require_free_port() {
+  port_busy "$1" && die "port $1 is already in use on 127.0.0.1; set $2 to a free port (e.g. $2=$(( $1 + 100 )) make up)"
+  return 0
+}
+
+# wait_until DEADLINE_SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds.
+wait_until() {
+  local limit=$1 what=$2; shift 2
+  local end=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < end)) || { log "timed out after ${limit}s waiting for $what"; return 1; }
+    sleep 0.2
+  done
+}
+
+# http_ok URL [HOST]: the URL answers with a 2xx/3xx status.
+http_ok() {
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 ${2:+-H "Host: $2"} "$1") || return 1
+  [[ $code =~ ^[23] ]]
+}
+
+# spawn NAME COMMAND...: run COMMAND in the background in its own session, output to
+# $LOG_DIR/NAME.log, pid to $RUN_DIR/NAME.pid.
+spawn() {
+  local name=$1; shift
+  setsid "$@" >>"$LOG_DIR/$name.log" 2>&1 </dev/null &
+  echo $! >"$RUN_DIR/$name.pid"
+}
+
+# stop_pid NAME [group]: TERM the recorded process (with "group": its whole process group,
+# as started by spawn), then KILL after a grace period.
+stop_pid() {
+  local name=$1 target pid
+  pid=$(pid_of "$name") || { rm -f "$RUN_DIR/$name.pid"; return 0; }
+  target=$pid; [[ ${2:-} == group ]] && target=-$pid
+  kill -TERM -- "$target" 2>/dev/null
+  local end=$((SECONDS + 20))
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < end)); do sleep 0.2; done
+  kill -0 "$pid" 2>/dev/null && kill -KILL -- "$target" 2>/dev/null
+  rm -f "$RUN_DIR/$name.pid"
+}
+
+load_secrets() {
+  [[ -r $SECRETS_FILE ]] || die "no $SECRETS_FILE; run make up first"
+  # shellcheck disable=SC1090
+  source "$SECRETS_FILE"
+}
+
+php_fpm_bin() { ls /usr/sbin/php-fpm* 2>/dev/null | grep -E '/php-fpm[0-9.]*$' | sort -V | tail -1; }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Lays out the WordPress tree under $STACK_DIR/wordpress (a copy of Debian's
+# /usr/share/wordpress, whose own wp-config.php reads /etc), links the plugin in, and
+# (with "install") installs the site, demo content and the plugin. Idempotent.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+src=/usr/share/wordpress
+plugin=$STACK_REPO/wordpress-plugin/varnish-edge
+
+layout() {
+  [[ -f $src/wp-settings.php ]] || die "$src is missing (apt-get install wordpress)"
+  if [[ ! -f $WP_DIR/wp-settings.php ]]; then
+    log "wordpress: copying $src to $WP_DIR"
+    mkdir -p "$WP_DIR"
+    # PHP resolves symlinks in __DIR__, so the entry points must be real files in our tree.
+    (cd "$src" && tar --exclude=./wp-config.php --exclude=./.htaccess \
+      --exclude=./wp-content/languages -cf - .) | (cd "$WP_DIR" && tar -xf -)
+  fi
+  mkdir -p "$WP_DIR/wp-content/uploads" "$WP_DIR/wp-content/plugins"
+  if [[ -d $plugin ]]; then
+    ln -sfn "$plugin" "$WP_DIR/wp-content/plugins/varnish-edge"
+  fi
+}
+
+wp_php() {
+  load_secrets
+  STACK_WP_DIR=$WP_DIR STACK_SITE_HOST=$SITE_HOST STACK_ADMIN_USER=$WP_ADMIN_USER \
+  STACK_ADMIN_PASSWORD=$ADMIN_PASSWORD STACK_DEMO_POSTS=$DEMO_POSTS \
+    php -d memory_limit=512M "$STACK_REPO/stack/wp/$1.php" "${@:2}"
+}
+
+case ${1:-} in
+layout) layout ;;
+install)
+  wp_php install
+  wp_php demo-content
+  [[ -d $plugin ]] || die "wordpress-plugin/varnish-edge is not there yet"
+  wp_php activate-plugin
+  ;;
+app-password) wp_php app-password "${2:-stack}" ;;
+*) die "usage: $0 layout|install|app-password [NAME]" ;;
+esac

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# mariadb.sh start|stop: a private MariaDB on a unix socket in $STACK_DIR/run (no TCP port);
+# creates the data directory, the `wordpress` database and its user on first start.
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+datadir=$STACK_DIR/mysql sock=$RUN_DIR/mysqld.sock
+me=$(id -un)
+
+sql() { mariadb --no-defaults --socket="$sock" -u "$me" "$@"; }
+
+case ${1:-} in
+start)
+  is_running mariadb && exit 0
+  load_secrets
+  if [[ ! -d $datadir/mysql ]]; then
+    log "mariadb: initialising $datadir"
+    mkdir -p "$datadir"
+    mariadb-install-db --no-defaults --datadir="$datadir" --user="$me" --skip-test-db \
+      --auth-root-authentication-method=socket >"$LOG_DIR/mariadb-install.log" 2>&1 \
+      || die "mariadb-install-db failed; see $LOG_DIR/mariadb-install.log"
+  fi
+  spawn mariadb mariadbd --no-defaults --datadir="$datadir" --socket="$sock" \
+    --pid-file="$RUN_DIR/mariadbd.pid" --skip-networking --user="$me" \
+    --log-error="$LOG_DIR/mariadb-error.log" --innodb-buffer-pool-size=128M \
+    --innodb-flush-log-at-trx-commit=2 --skip-log-bin --character-set-server=utf8mb4
+  wait_until 60 "MariaDB on $sock" sql -e 'SELECT 1' \
+    || die "MariaDB did not start; see $LOG_DIR/mariadb-error.log"
+  sql <<SQL
+CREATE DATABASE IF NOT EXISTS wordpress CHARACTER SET utf8mb4;
+CREATE USER IF NOT EXISTS 'wordpress'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
+ALTER USER 'wordpress'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
+GRANT ALL PRIVILEGES ON wordpress.* TO 'wordpress'@'localhost';
+SQL
+  ;;
+stop) stop_pid mariadb ;;
+*) die "usage: $0 start|stop" ;;
+esac

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# purger.sh start|stop: the purge service (purger/) on 127.0.0.1:$PURGER_PORT, all roles in
+# one process, talking to Redis and to the Varnish node of this stack. Builds it if needed.
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+dir=$STACK_REPO/purger
+
+build() {
+  [[ -f $dir/package.json ]] || die "purger/ is not there yet (no purger/package.json)"
+  if [[ ! -d $dir/node_modules ]]; then
+    log "purger: npm ci"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >>"$LOG_DIR/purger-build.log" 2>&1 \
+      || die "npm ci in purger/ failed; see $LOG_DIR/purger-build.log"
+  fi
+  # Rebuild when any source file is newer than the build output.
+  if [[ ! -d $dir/dist ]] || [[ -n $(find "$dir/src" -newer "$dir/dist" -type f 2>/dev/null | head -1) ]]; then
+    log "purger: npm run build"
+    npm --prefix "$dir" run build >>"$LOG_DIR/purger-build.log" 2>&1 \
+      || die "purger build failed; see $LOG_DIR/purger-build.log"
+    touch "$dir/dist"
+  fi
+}
+
+case ${1:-} in
+build) build ;;
+start)
+  is_running purger && exit 0
+  load_secrets
+  build
+  PURGER_ROLE=all PURGER_HOST=127.0.0.1 PURGER_PORT=$PURGER_PORT \
+  REDIS_URL="redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT" \
+  PURGER_WEBHOOK_SECRETS=$WEBHOOK_SECRET PURGER_OPERATOR_TOKEN=$OPERATOR_TOKEN \
+  PURGER_SITES=$SITE_HOST VARNISH_NODES=127.0.0.1:$VARNISH_PORT \
+  PURGER_REPURGE_DELAY_MS=$PURGER_REPURGE_DELAY_MS NODE_ENV=production \
+    spawn purger npm --prefix "$dir" start
+  wait_until 60 "purger metrics on port $PURGER_PORT" http_ok "http://127.0.0.1:$PURGER_PORT/metrics" \
+    || die "purger did not start; see $LOG_DIR/purger.log"
+  ;;
+stop) stop_pid purger group ;;
+*) die "usage: $0 build|start|stop" ;;
+esac

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# redis.sh start|stop: Redis for the purger on 127.0.0.1:$REDIS_PORT, password-protected.
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+case ${1:-} in
+start)
+  is_running redis && exit 0
+  load_secrets
+  mkdir -p "$STACK_DIR/redis"
+  redis-server "$CONF_DIR/redis.conf" || die "redis-server failed; see $LOG_DIR/redis.log"
+  wait_until 30 "Redis on port $REDIS_PORT" \
+    env REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping \
+    || die "Redis did not answer; see $LOG_DIR/redis.log"
+  ;;
+stop) stop_pid redis ;;
+*) die "usage: $0 start|stop" ;;
+esac

@@ -1,0 +1,26 @@
+<?php
+// Installs WordPress once (admin user from STACK_ADMIN_USER / STACK_ADMIN_PASSWORD) and sets
+// the options the stack relies on: pretty permalinks, UTC, open comments. Idempotent.
+$stack_installing = true;
+require __DIR__ . '/bootstrap.php';
+require_once ABSPATH . 'wp-admin/includes/upgrade.php';
+
+$user = getenv('STACK_ADMIN_USER') ?: 'admin';
+if (!is_blog_installed()) {
+    $result = wp_install('Varnish Edge demo', $user, $user . '@example.com', true, '', getenv('STACK_ADMIN_PASSWORD'));
+    if (is_wp_error($result)) { fwrite(STDERR, $result->get_error_message() . "\n"); exit(1); }
+    echo "wordpress: installed\n";
+} else {
+    // Keep the admin password in step with secrets.env.
+    $u = get_user_by('login', $user);
+    if ($u) { wp_set_password(getenv('STACK_ADMIN_PASSWORD'), $u->ID); }
+}
+update_option('permalink_structure', '/%postname%/');
+update_option('timezone_string', 'UTC');
+update_option('gmt_offset', 0);
+update_option('default_comment_status', 'open');
+update_option('comment_moderation', 0);
+update_option('comment_previously_approved', 0);
+update_option('posts_per_page', 10);
+update_option('blog_public', 1);
+flush_rewrite_rules(false);
