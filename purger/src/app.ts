@@ -1,0 +1,57 @@
+// The Fastify app: content-type handling, error shape, OpenAPI, and the routes of the role.
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { errorHandler } from './http-errors.js';
+import { Ingest } from './ingest.js';
+import type { Metrics } from './metrics.js';
+import { eventsRoute } from './routes/events.js';
+import { healthRoute } from './routes/health.js';
+import { purgeRoute } from './routes/purge.js';
+import { receiptsRoute } from './routes/receipts.js';
+import type { StreamLog } from './stream-log.js';
+
+export interface AppDeps {
+  config: Config;
+  redis: Redis;
+  log: StreamLog;
+  metrics: Metrics;
+  logger: Logger;
+  workerNodes?: () => number;
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;
+
+export async function buildApp(deps: AppDeps) {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: config.bodyLimit,
+    disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setErrorHandler(errorHandler);
+  // Bodies stay raw bytes until authenticated (signatures are over the exact bytes).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'purger', description: 'Signed content-change webhooks to Varnish invalidations (docs/protocol.md)', version: '1' },
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoute, { redis: deps.redis, metrics: deps.metrics, workerNodes: deps.workerNodes });
+  if (config.role !== 'worker') {
+    const ingest = new Ingest(deps.log, config.sites, deps.metrics);
+    await app.register(eventsRoute, { ingest, secrets: config.webhookSecrets, toleranceS: config.timestampToleranceS, metrics: deps.metrics });
+    await app.register(purgeRoute, { ingest, token: config.operatorToken, metrics: deps.metrics });
+    await app.register(receiptsRoute, { log: deps.log, liveNodeMaxAgeMs: Math.max(10_000, config.pollMs * 5) });
+  }
+  return app;
+}

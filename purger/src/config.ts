@@ -1,0 +1,180 @@
+// Environment variables, parsed and validated once at start. Every bad variable gets its own
+// line in the error, so an operator can fix them all in one go.
+import { normalizeSite, SITE_PATTERN } from './normalize.js';
+import { parseSecret, type WebhookSecret } from './signature.js';
+
+export type Role = 'all' | 'ingest' | 'worker';
+
+export interface NodeAddress {
+  host: string;
+  port: number;
+}
+
+export interface Config {
+  role: Role;
+  host: string;
+  port: number;
+  redisUrl: string;
+  redisPrefix: string;
+  webhookSecrets: WebhookSecret[];
+  operatorToken: string | undefined;
+  sites: string[];
+  varnishNodes: NodeAddress[];
+  varnishDns: NodeAddress | undefined;
+  dnsIntervalMs: number;
+  repurgeDelayMs: number;
+  coalesceMs: number;
+  batchMax: number;
+  headerBudget: number;
+  urlEscalateThreshold: number;
+  nodeConcurrency: number;
+  nodeTimeoutMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  streamMaxLen: number;
+  streamMaxAgeS: number;
+  dedupeTtlS: number;
+  pollMs: number;
+  timestampToleranceS: number;
+  bodyLimit: number;
+  logLevel: string;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function parseNodeAddress(value: string): NodeAddress | string {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/.exec(value);
+  if (!m) return `"${value}" is not host:port`;
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return `"${value}" has port ${port} outside 1-65535`;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string): string => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? fallback : v.trim();
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    if (!/^[0-9]+$/.test(raw.trim())) {
+      problems.push(`${name}="${raw}": expected a whole number between ${min} and ${max}`);
+      return fallback;
+    }
+    const n = Number(raw.trim());
+    if (n < min || n > max) problems.push(`${name}=${n}: must be between ${min} and ${max}`);
+    return n;
+  };
+  const list = (name: string): string[] =>
+    (env[name] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+
+  const roleRaw = str('PURGER_ROLE', 'all');
+  let role: Role = 'all';
+  if (roleRaw === 'all' || roleRaw === 'ingest' || roleRaw === 'worker') role = roleRaw;
+  else problems.push(`PURGER_ROLE="${roleRaw}": expected all, ingest or worker`);
+  const ingest = role !== 'worker';
+  const worker = role !== 'ingest';
+
+  const redisUrl = str('REDIS_URL', 'redis://127.0.0.1:6379');
+  if (!/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
+    problems.push('REDIS_URL: expected redis://host:port[/db] or rediss://…');
+  }
+
+  const webhookSecrets: WebhookSecret[] = [];
+  list('PURGER_WEBHOOK_SECRETS').forEach((s, i) => {
+    const parsed = parseSecret(s);
+    // Never echo the secret itself: say which entry is wrong.
+    if (typeof parsed === 'string') problems.push(`PURGER_WEBHOOK_SECRETS entry ${i + 1}: ${parsed}`);
+    else webhookSecrets.push(parsed);
+  });
+  if (ingest && webhookSecrets.length === 0) {
+    problems.push('PURGER_WEBHOOK_SECRETS: required for the ingest role (comma-separated whsec_<base64> secrets)');
+  }
+
+  const operatorToken = env.PURGER_OPERATOR_TOKEN?.trim() || undefined;
+  if (operatorToken !== undefined && operatorToken.length < 16) {
+    problems.push('PURGER_OPERATOR_TOKEN: must be at least 16 characters');
+  }
+
+  const sites: string[] = [];
+  for (const s of list('PURGER_SITES')) {
+    const n = normalizeSite(s);
+    if (n === undefined || !SITE_PATTERN.test(n)) problems.push(`PURGER_SITES: "${s}" is not a host or host:port`);
+    else if (!sites.includes(n)) sites.push(n);
+  }
+  if (ingest && sites.length === 0) {
+    problems.push('PURGER_SITES: required for the ingest role (comma-separated hosts, e.g. localhost:8080,example.com)');
+  }
+
+  const varnishNodes: NodeAddress[] = [];
+  for (const s of list('VARNISH_NODES')) {
+    const a = parseNodeAddress(s);
+    if (typeof a === 'string') problems.push(`VARNISH_NODES: ${a}`);
+    else varnishNodes.push(a);
+  }
+  let varnishDns: NodeAddress | undefined;
+  const dnsRaw = env.VARNISH_DNS?.trim();
+  if (dnsRaw) {
+    const a = parseNodeAddress(dnsRaw);
+    if (typeof a === 'string') problems.push(`VARNISH_DNS: ${a}`);
+    else varnishDns = a;
+  }
+  if (worker && varnishNodes.length === 0 && varnishDns === undefined) {
+    problems.push('VARNISH_NODES or VARNISH_DNS: the worker role needs at least one Varnish node');
+  }
+
+  const logLevel = str('PURGER_LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`PURGER_LOG_LEVEL="${logLevel}": expected one of ${LOG_LEVELS.join(', ')}`);
+
+  const redisPrefix = str('PURGER_REDIS_PREFIX', 'purger');
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(redisPrefix)) problems.push('PURGER_REDIS_PREFIX: letters, digits and _.:- only');
+
+  const config: Config = {
+    role,
+    host: str('PURGER_HOST', '127.0.0.1'),
+    port: int('PURGER_PORT', 8090, 0, 65535),
+    redisUrl,
+    redisPrefix,
+    webhookSecrets,
+    operatorToken,
+    sites,
+    varnishNodes,
+    varnishDns,
+    dnsIntervalMs: int('PURGER_DNS_INTERVAL_MS', 5000, 100, 3_600_000),
+    repurgeDelayMs: int('PURGER_REPURGE_DELAY_MS', 2000, 0, 600_000),
+    coalesceMs: int('PURGER_COALESCE_MS', 5, 0, 10_000),
+    batchMax: int('PURGER_BATCH_MAX', 5000, 1, 100_000),
+    headerBudget: int('PURGER_HEADER_BUDGET', 7168, 512, 65_536),
+    urlEscalateThreshold: int('PURGER_URL_ESCALATE', 200, 1, 1_000_000),
+    nodeConcurrency: int('PURGER_NODE_CONCURRENCY', 8, 1, 256),
+    nodeTimeoutMs: int('PURGER_NODE_TIMEOUT_MS', 5000, 100, 120_000),
+    retryBaseMs: int('PURGER_RETRY_BASE_MS', 200, 1, 60_000),
+    retryMaxMs: int('PURGER_RETRY_MAX_MS', 30_000, 1, 3_600_000),
+    streamMaxLen: int('PURGER_STREAM_MAXLEN', 1_000_000, 100, 100_000_000),
+    streamMaxAgeS: int('PURGER_STREAM_MAX_AGE_S', 86_400, 10, 30 * 86_400),
+    dedupeTtlS: int('PURGER_DEDUPE_TTL_S', 86_400, 60, 30 * 86_400),
+    pollMs: int('PURGER_POLL_MS', 1000, 10, 60_000),
+    timestampToleranceS: int('PURGER_TIMESTAMP_TOLERANCE_S', 300, 1, 3600),
+    bodyLimit: int('PURGER_BODY_LIMIT', 1_048_576, 1024, 16 * 1_048_576),
+    logLevel,
+    shutdownTimeoutMs: int('PURGER_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+  };
+  if (config.retryMaxMs < config.retryBaseMs) problems.push('PURGER_RETRY_MAX_MS: must be >= PURGER_RETRY_BASE_MS');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,377 @@
+// Delivery to one Varnish node. Two lanes read the durable log from their own cursor:
+//  - main: applies every event, then advances the node's cursor (only after the node answered 2xx);
+//  - repurge: repeats hard invalidations once they are `repurgeDelayMs` old (closes the
+//    in-flight-fetch race, docs/protocol.md §2), durably, because it has a cursor too.
+// A failing request is retried with exponential backoff and full jitter until it succeeds; each
+// node has its own loops and connection pool, so a slow or dead node delays no other node.
+import type { Logger } from 'pino';
+import { appliesHard, coalesce, type Invalidation } from './coalesce.js';
+import type { Metrics } from './metrics.js';
+import { compareIds, type LogEntry, type StreamLog } from './stream-log.js';
+import { SendError, type SendResult, type VarnishClient } from './varnish-client.js';
+
+export interface DeliveryOptions {
+  coalesceMs: number;
+  batchMax: number;
+  headerBudget: number;
+  urlEscalateThreshold: number;
+  nodeConcurrency: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  repurgeDelayMs: number;
+  pollMs: number;
+  /** sites to ban when the node's cursor fell off the log (besides every site the log has seen) */
+  sites: string[];
+}
+
+export interface DeliveryHooks {
+  /** main lane applied these entries on this node */
+  onApplied(node: string, entries: LogEntry[]): void;
+}
+
+type LaneName = 'main' | 'repurge';
+
+class Lane {
+  cursor = '0-0';
+  seq = 0;
+  private wakeResolve: (() => void) | undefined;
+  private woken = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  wake(): void {
+    this.woken = true;
+    const r = this.wakeResolve;
+    this.wakeResolve = undefined;
+    r?.();
+  }
+
+  wakeAfter(ms: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.wake();
+    }, Math.max(0, ms));
+  }
+
+  /** resolves on wake() or after `pollMs` */
+  wait(pollMs: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.wakeResolve = undefined;
+        resolve();
+      }, pollMs);
+      this.wakeResolve = () => {
+        clearTimeout(t);
+        this.woken = false;
+        resolve();
+      };
+    });
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+interface Applied {
+  results: Map<string, string>;
+  lastRefusedAt: number | undefined;
+}
+
+const RESTART_MARGIN_MS = 1000;
+
+export class NodeDelivery {
+  private readonly main = new Lane();
+  private readonly repurge = new Lane();
+  private stopped = false;
+  private readonly sleepers = new Set<() => void>();
+  private loops: Promise<void>[] = [];
+  private up: boolean | undefined;
+
+  constructor(
+    readonly node: string,
+    private readonly client: VarnishClient,
+    private readonly log: StreamLog,
+    private readonly opts: DeliveryOptions,
+    private readonly logger: Logger,
+    private readonly metrics: Metrics,
+    private readonly hooks: DeliveryHooks,
+  ) {}
+
+  get appliedSeq(): number {
+    return this.main.seq;
+  }
+
+  async start(): Promise<void> {
+    // Cursors come from Redis; until Redis answers, keep trying (the loops below do the same).
+    for (;;) {
+      try {
+        const c = await this.log.cursors(this.node);
+        this.main.cursor = c.cursor;
+        this.main.seq = c.seq;
+        this.repurge.cursor = c.repurge;
+        break;
+      } catch (err) {
+        if (this.stopped) return;
+        this.logger.warn({ node: this.node, err: String(err) }, 'cannot load node cursors yet; retrying');
+        await this.sleep(1000);
+        if (this.stopped) return;
+      }
+    }
+    this.logger.info({ node: this.node, cursor: this.main.cursor }, 'node delivery started; replaying from cursor');
+    this.main.wake();
+    this.loops = [this.loop('main'), ...(this.opts.repurgeDelayMs > 0 ? [this.loop('repurge')] : [])];
+  }
+
+  wake(): void {
+    this.main.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.main.wake();
+    this.repurge.wake();
+    this.main.clear();
+    this.repurge.clear();
+    for (const wakeUp of [...this.sleepers]) wakeUp();
+    // In-flight requests finish (bounded by the node timeout); retries stop. Unapplied events
+    // stay in the log and are replayed from the cursor by the next worker.
+    await Promise.allSettled(this.loops);
+    await this.client.close();
+  }
+
+  private async loop(name: LaneName): Promise<void> {
+    const lane = name === 'main' ? this.main : this.repurge;
+    let failures = 0;
+    while (!this.stopped) {
+      await lane.wait(this.opts.pollMs);
+      if (this.stopped) break;
+      try {
+        if (name === 'main') await this.drainMain();
+        else await this.drainRepurge();
+        failures = 0;
+      } catch (err) {
+        failures++;
+        this.logger.warn({ node: this.node, lane: name, err: String(err) }, 'delivery loop error (Redis?); will retry');
+        await this.sleep(this.backoff(failures));
+        lane.wake();
+      }
+    }
+  }
+
+  private async drainMain(): Promise<void> {
+    if (this.opts.coalesceMs > 0) await this.sleep(this.opts.coalesceMs);
+    while (!this.stopped) {
+      const { entries, overrun } = await this.log.read(this.main.cursor, this.opts.batchMax);
+      if (overrun) {
+        await this.recoverOverrun();
+        continue;
+      }
+      if (entries.length === 0) return;
+      const applied = await this.apply(entries, 'main');
+      if (!applied) return; // stopping: the cursor stays, the entries are replayed on restart
+      const last = entries[entries.length - 1]!;
+      await this.log.writeReceipts(this.node, applied.results);
+      await this.log.saveCursor(this.node, 'cursor', last.streamId, last.seq);
+      this.main.cursor = last.streamId;
+      this.main.seq = last.seq;
+      this.hooks.onApplied(this.node, entries);
+      if (this.opts.repurgeDelayMs > 0 && entries.some((e) => appliesHard(e.event))) {
+        this.repurge.wakeAfter(this.opts.repurgeDelayMs);
+      }
+      if (applied.lastRefusedAt !== undefined) await this.skipAfterRestart(applied.lastRefusedAt);
+    }
+  }
+
+  private async drainRepurge(): Promise<void> {
+    while (!this.stopped) {
+      const due = `${Date.now() - this.opts.repurgeDelayMs}`;
+      const end = compareIds(this.main.cursor, due) < 0 ? this.main.cursor : due;
+      if (compareIds(this.repurge.cursor, end) >= 0) break;
+      const { entries } = await this.log.read(this.repurge.cursor, this.opts.batchMax, end);
+      if (entries.length === 0) {
+        // nothing between the cursors (trimmed or skipped): catch up
+        this.repurge.cursor = end.includes('-') ? end : `${end}-0`;
+        await this.log.saveCursor(this.node, 'repurge', this.repurge.cursor);
+        break;
+      }
+      const hard = entries.filter((e) => appliesHard(e.event));
+      if (hard.length > 0) {
+        const applied = await this.apply(hard, 'repurge');
+        if (!applied) return;
+      }
+      const last = entries[entries.length - 1]!.streamId;
+      await this.log.saveCursor(this.node, 'repurge', last);
+      this.repurge.cursor = last;
+    }
+    // Entries applied by the main lane but not yet due: come back when the oldest is due.
+    if (compareIds(this.repurge.cursor, this.main.cursor) < 0) {
+      const oldestMs = Number(this.repurge.cursor.split('-')[0]);
+      this.repurge.wakeAfter(Math.max(20, oldestMs + this.opts.repurgeDelayMs - Date.now()));
+    }
+  }
+
+  /** The node's cursor points at entries the log no longer has: ban every site, jump to the end. */
+  private async recoverOverrun(): Promise<void> {
+    const last = await this.log.lastId();
+    const seq = await this.log.headSeq();
+    const sites = [...new Set([...this.opts.sites, ...(await this.log.sites())])].sort();
+    this.metrics.logOverruns.inc({ node: this.node });
+    this.logger.error(
+      { node: this.node, cursor: this.main.cursor, sites },
+      'node cursor fell off the end of the log (events were trimmed before this node got them): banning everything for every site on this node',
+    );
+    const requests: Invalidation[] = sites.map((site) => ({ kind: 'ban', site, eventIds: [] }));
+    const done = await this.sendAll(requests);
+    if (!done) return;
+    await this.log.saveCursor(this.node, 'cursor', last, seq);
+    await this.log.saveCursor(this.node, 'repurge', last);
+    this.main.cursor = last;
+    this.main.seq = seq;
+    this.repurge.cursor = last;
+  }
+
+  /**
+   * The node refused connections while we retried, so its varnishd was not running: it came back
+   * with an empty cache, and what was accepted before it stopped refusing cannot be in it.
+   */
+  private async skipAfterRestart(lastRefusedAt: number): Promise<void> {
+    const boundary = `${lastRefusedAt - RESTART_MARGIN_MS}-0`;
+    if (compareIds(boundary, this.main.cursor) <= 0) return;
+    this.metrics.backlogSkips.inc({ node: this.node });
+    this.logger.warn(
+      { node: this.node, from: this.main.cursor, to: boundary },
+      'node was down (connection refused) and restarted with an empty cache: skipping its stale backlog',
+    );
+    await this.log.saveCursor(this.node, 'cursor', boundary);
+    this.main.cursor = boundary;
+    if (compareIds(this.repurge.cursor, boundary) < 0) {
+      await this.log.saveCursor(this.node, 'repurge', boundary);
+      this.repurge.cursor = boundary;
+    }
+  }
+
+  private async apply(entries: LogEntry[], lane: LaneName): Promise<Applied | undefined> {
+    const plan = coalesce(
+      entries.map((e) => e.event),
+      { headerBudget: this.opts.headerBudget, urlEscalateThreshold: this.opts.urlEscalateThreshold },
+    );
+    for (const esc of plan.escalations) {
+      this.metrics.escalations.inc({ reason: esc.reason });
+      this.logger.warn({ node: this.node, lane, site: esc.site, urls: esc.urls }, 'URL burst escalated to a site-wide ban');
+    }
+    const sent = await this.sendAll(plan.requests);
+    if (!sent) return undefined;
+    const invalidated = new Map<string, number>();
+    const failed = new Map<string, string>();
+    plan.requests.forEach((req, i) => {
+      const r = sent.results[i]!;
+      for (const id of req.eventIds) {
+        if (r instanceof SendError) failed.set(id, r.message);
+        else invalidated.set(id, (invalidated.get(id) ?? 0) + r.invalidated);
+      }
+    });
+    const results = new Map<string, string>();
+    const at = new Date().toISOString();
+    if (lane === 'main') {
+      for (const e of entries) {
+        const id = e.event.id;
+        const err = failed.get(id);
+        results.set(id, JSON.stringify(err ? { s: 'failed', t: at, e: err } : { s: 'applied', t: at, i: invalidated.get(id) ?? 0 }));
+      }
+    }
+    this.logger.debug(
+      { node: this.node, lane, events: entries.length, requests: plan.requests.length, ids: entries.slice(0, 20).map((e) => e.event.id) },
+      'batch applied',
+    );
+    return { results, lastRefusedAt: sent.lastRefusedAt };
+  }
+
+  /**
+   * Sends every request (bounded concurrency), retrying transient failures with backoff until
+   * all have an answer. Results are SendResult or a permanent SendError. undefined = stopping.
+   */
+  private async sendAll(
+    requests: Invalidation[],
+  ): Promise<{ results: (SendResult | SendError)[]; lastRefusedAt: number | undefined } | undefined> {
+    const results: (SendResult | SendError | undefined)[] = new Array(requests.length);
+    let pending = requests.map((_, i) => i);
+    let attempt = 0;
+    let lastRefusedAt: number | undefined;
+    while (pending.length > 0) {
+      if (this.stopped) return undefined;
+      const retry: number[] = [];
+      let lastError: SendError | undefined;
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < pending.length) {
+          const i = pending[next++]!;
+          const req = requests[i]!;
+          const started = process.hrtime.bigint();
+          try {
+            results[i] = await this.client.send(req);
+            this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'ok' });
+          } catch (err) {
+            const e = err instanceof SendError ? err : new SendError(String(err), false, false);
+            if (e.permanent) {
+              results[i] = e;
+              this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'failed' });
+              this.logger.error({ node: this.node, kind: req.kind, site: req.site, events: req.eventIds.slice(0, 20), err: e.message }, 'node rejected an invalidation; not retrying');
+            } else {
+              retry.push(i);
+              lastError = e;
+              if (e.refused) lastRefusedAt = Date.now();
+              this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'retry' });
+            }
+          } finally {
+            this.metrics.varnishDuration.observe({ node: this.node }, Number(process.hrtime.bigint() - started) / 1e9);
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(this.opts.nodeConcurrency, pending.length) }, worker));
+      pending = retry.sort((a, b) => a - b);
+      if (pending.length > 0) {
+        attempt++;
+        this.setUp(false, lastError?.message);
+        const delay = this.backoff(attempt);
+        this.logger.warn({ node: this.node, failing: pending.length, attempt, retryInMs: delay, err: lastError?.message }, 'node failing; retrying with backoff');
+        await this.sleep(delay);
+      }
+    }
+    this.setUp(true);
+    return { results: results as (SendResult | SendError)[], lastRefusedAt };
+  }
+
+  private setUp(up: boolean, reason?: string): void {
+    this.metrics.nodeUp.set({ node: this.node }, up ? 1 : 0);
+    if (this.up !== up) {
+      if (up && this.up === false) this.logger.info({ node: this.node }, 'node is back');
+      if (!up) this.logger.warn({ node: this.node, err: reason }, 'node is down');
+      this.up = up;
+    }
+  }
+
+  /** exponential backoff (base · 2^attempt, capped) with jitter over the upper half */
+  private backoff(attempt: number): number {
+    const cap = Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** Math.min(attempt - 1, 20));
+    return Math.round(cap / 2 + Math.random() * (cap / 2));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stopped) return resolve();
+      const done = (): void => {
+        clearTimeout(t);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.sleepers.add(done);
+    });
+  }
+}

@@ -1,0 +1,75 @@
+// JSON errors a person can act on: {error, message, field?}.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly error: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Turns the first schema violation into a field path and a sentence. */
+export function describeValidation(v: ValidationIssue): { field: string; message: string } {
+  const field = v.instancePath || '/';
+  const p = v.params;
+  switch (v.keyword) {
+    case 'required':
+      return { field: `${v.instancePath}/${String(p.missingProperty)}`, message: `missing required field "${String(p.missingProperty)}"` };
+    case 'additionalProperties':
+      return { field: `${v.instancePath}/${String(p.additionalProperty)}`, message: `unknown field "${String(p.additionalProperty)}"` };
+    case 'pattern':
+      if (/\/urls\/\d+$/.test(field)) return { field, message: 'URL must be printable ASCII without spaces (percent-encode anything else)' };
+      if (/\/tags\/\d+$/.test(field)) return { field, message: `tag must match ${String(p.pattern)} (letters, digits and _.:- only)` };
+      if (field === '/site') return { field, message: 'site must be a normalized host[:port]: lower-case, no trailing dot, no :80/:443' };
+      return { field, message: `must match ${String(p.pattern)}` };
+    case 'maxItems':
+      return { field, message: `too many items: at most ${String(p.limit)}` };
+    case 'minItems':
+      return { field, message: `needs at least ${String(p.limit)} item(s)` };
+    case 'maxLength':
+      return { field, message: `too long: at most ${String(p.limit)} characters` };
+    default:
+      return { field, message: v.message ?? 'invalid' };
+  }
+}
+
+export function errorHandler(this: unknown, err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (err instanceof HttpError) {
+    void reply.code(err.statusCode).send({ error: err.error, message: err.message, ...(err.field ? { field: err.field } : {}) });
+    return;
+  }
+  if (err.validation && err.validation.length > 0) {
+    const d = describeValidation(err.validation[0] as unknown as ValidationIssue);
+    void reply.code(400).send({ error: 'invalid', field: d.field, message: d.message });
+    return;
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      void reply.code(413).send({ error: 'too_large', message: 'request body is larger than the limit (1 MiB by default); split the batch' });
+      return;
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      void reply.code(415).send({ error: 'unsupported_media_type', message: 'Content-Type must be application/json' });
+      return;
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      void reply.code(400).send({ error: 'invalid', message: err.message });
+      return;
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    void reply.code(err.statusCode).send({ error: 'bad_request', message: err.message });
+    return;
+  }
+  request.log.error({ err }, 'unhandled error');
+  void reply.code(500).send({ error: 'internal', message: 'internal error; see the purger log' });
+}

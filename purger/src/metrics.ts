@@ -1,0 +1,73 @@
+// Prometheus metrics, one registry per process (tests build several apps in one process).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics(opts: { defaults?: boolean } = {}) {
+  const registry = new Registry();
+  if (opts.defaults ?? true) collectDefaultMetrics({ register: registry, prefix: 'purger_process_' });
+  const r = [registry];
+  return {
+    registry,
+    eventsReceived: new Counter({
+      name: 'purger_events_received_total',
+      help: 'Events received by the API, by outcome (accepted, duplicate, invalid, unauthorized, forbidden, unavailable)',
+      labelNames: ['outcome'] as const,
+      registers: r,
+    }),
+    invalidationsSent: new Counter({
+      name: 'purger_invalidations_sent_total',
+      help: 'Invalidation requests sent to Varnish, by node, kind (purge, purgekeys, ban) and outcome (ok, retry, failed)',
+      labelNames: ['node', 'kind', 'outcome'] as const,
+      registers: r,
+    }),
+    varnishDuration: new Histogram({
+      name: 'purger_varnish_request_duration_seconds',
+      help: 'Duration of invalidation requests to Varnish',
+      labelNames: ['node'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: r,
+    }),
+    appliedLatency: new Histogram({
+      name: 'purger_event_applied_seconds',
+      help: 'Time from an event accepted by the API to applied on every node this worker serves',
+      buckets: [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: r,
+    }),
+    backlog: new Gauge({
+      name: 'purger_node_backlog',
+      help: 'Events in the log not yet applied on the node',
+      labelNames: ['node'] as const,
+      registers: r,
+    }),
+    nodeUp: new Gauge({
+      name: 'purger_node_up',
+      help: '1 when the last request to the node succeeded, 0 while it is failing',
+      labelNames: ['node'] as const,
+      registers: r,
+    }),
+    redisConnected: new Gauge({
+      name: 'purger_redis_connected',
+      help: '1 when the Redis command connection is ready',
+      registers: r,
+    }),
+    escalations: new Counter({
+      name: 'purger_escalations_total',
+      help: 'URL bursts escalated to a site-wide ban',
+      labelNames: ['reason'] as const,
+      registers: r,
+    }),
+    logOverruns: new Counter({
+      name: 'purger_log_overruns_total',
+      help: 'Times a node cursor fell off the end of the log and the node got a site-wide ban instead',
+      labelNames: ['node'] as const,
+      registers: r,
+    }),
+    backlogSkips: new Counter({
+      name: 'purger_backlog_skips_total',
+      help: 'Times a node came back after a restart (connection refused) and its stale backlog was skipped',
+      labelNames: ['node'] as const,
+      registers: r,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,115 @@
+// Host and URL normalization (docs/protocol.md §1) and the per-event checks a JSON schema cannot
+// express: the right list for the kind, and every URL's host equal to the site.
+export const SITE_PATTERN = /^[a-z0-9.-]+(:[0-9]{1,5})?$/;
+
+/** lower-case, no trailing dot, no :80/:443; undefined when it is not a host[:port]. */
+export function normalizeSite(value: string): string | undefined {
+  let s = value.trim().toLowerCase();
+  const m = /^([^:]+?)\.?(?::([0-9]{1,5}))?$/.exec(s);
+  if (!m) return undefined;
+  const port = m[2];
+  s = port === undefined || port === '80' || port === '443' ? m[1]! : `${m[1]}:${port}`;
+  if (s.length > 253 || !SITE_PATTERN.test(s)) return undefined;
+  return s;
+}
+
+export type EventKind = 'urls' | 'tags' | 'prefix' | 'all';
+
+export interface InputEvent {
+  id?: string;
+  kind: EventKind;
+  urls?: string[];
+  tags?: string[];
+  soft?: boolean;
+  reason?: string;
+  time?: string;
+}
+
+/** One event as stored in the log and read by workers. `paths` are path+query for urls/prefix. */
+export interface StoredEvent {
+  id: string;
+  site: string;
+  kind: EventKind;
+  paths?: string[];
+  tags?: string[];
+  soft: boolean;
+  reason: string;
+  time: string;
+  /** ms since epoch when the ingest stored it */
+  acceptedAt: number;
+}
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** Path + query of an absolute URL whose host is `site`; an error text otherwise. */
+export function urlToPath(raw: string, site: string): string | { message: string } {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return { message: 'not an absolute URL' };
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { message: `scheme ${u.protocol} is not http or https` };
+  if (u.username || u.password) return { message: 'URLs with credentials are not accepted' };
+  const host = normalizeSite(u.host);
+  if (host !== site) return { message: `host "${host ?? u.host}" is not the site "${site}"` };
+  return u.pathname + u.search;
+}
+
+/**
+ * Checks what the schema cannot and returns the event in stored form, or the first error with
+ * its JSON-pointer field. `index` is the event's position for the field path.
+ */
+export function toStoredEvent(
+  input: InputEvent,
+  site: string,
+  index: number,
+  fallbackId: string,
+  now: number,
+): StoredEvent | FieldError {
+  const base = `/events/${index}`;
+  const soft = input.soft ?? false;
+  const stored: StoredEvent = {
+    id: input.id ?? fallbackId,
+    site,
+    kind: input.kind,
+    soft,
+    reason: input.reason ?? '',
+    time: input.time ?? new Date(now).toISOString(),
+    acceptedAt: now,
+  };
+  if (input.time !== undefined && Number.isNaN(Date.parse(input.time))) {
+    return { field: `${base}/time`, message: 'not an RFC 3339 date-time' };
+  }
+  switch (input.kind) {
+    case 'urls':
+    case 'prefix': {
+      if (input.tags !== undefined) return { field: `${base}/tags`, message: `kind "${input.kind}" takes urls, not tags` };
+      if (!input.urls || input.urls.length === 0) {
+        return { field: `${base}/urls`, message: `kind "${input.kind}" needs 1 to 1000 urls` };
+      }
+      const paths = new Set<string>();
+      for (let i = 0; i < input.urls.length; i++) {
+        const p = urlToPath(input.urls[i]!, site);
+        if (typeof p !== 'string') return { field: `${base}/urls/${i}`, message: p.message };
+        paths.add(p);
+      }
+      stored.paths = [...paths];
+      return stored;
+    }
+    case 'tags': {
+      if (input.urls !== undefined) return { field: `${base}/urls`, message: 'kind "tags" takes tags, not urls' };
+      if (!input.tags || input.tags.length === 0) return { field: `${base}/tags`, message: 'kind "tags" needs 1 to 1000 tags' };
+      stored.tags = [...new Set(input.tags)];
+      return stored;
+    }
+    case 'all':
+      if (input.urls !== undefined || input.tags !== undefined) {
+        return { field: `${base}/${input.urls !== undefined ? 'urls' : 'tags'}`, message: 'kind "all" takes neither urls nor tags' };
+      }
+      return stored;
+  }
+}

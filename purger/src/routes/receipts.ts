@@ -1,0 +1,64 @@
+// GET /v1/events/:id: where an event stands on every node.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { HttpError } from '../http-errors.js';
+import type { StoredEvent } from '../normalize.js';
+import { ErrorReply, ID_PATTERN, Receipt, type ReceiptT } from '../schemas.js';
+import { compareIds, type StreamLog } from '../stream-log.js';
+
+export interface ReceiptsRouteOptions {
+  log: StreamLog;
+  /** nodes whose worker heartbeat is older than this are not listed as pending */
+  liveNodeMaxAgeMs: number;
+}
+
+export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = async (app, opts) => {
+  app.get(
+    '/v1/events/:id',
+    {
+      schema: {
+        summary: 'Receipt: per node applied, pending, failed or skipped, with xkey/purge invalidation counts',
+        params: Type.Object({ id: Type.String({ pattern: ID_PATTERN }) }),
+        response: { 200: Receipt, 404: ErrorReply, 503: ErrorReply },
+      },
+    },
+    async (request) => {
+      let h: Record<string, string>;
+      let nodes;
+      try {
+        h = await opts.log.receipt(request.params.id);
+        nodes = await opts.log.liveNodes(opts.liveNodeMaxAgeMs);
+      } catch {
+        throw new HttpError(503, 'storage_unavailable', 'Redis is unreachable; try again later');
+      }
+      if (!h.e || !h.s) throw new HttpError(404, 'not_found', `no event "${request.params.id}" (unknown, or older than the receipt retention)`);
+      const event = JSON.parse(h.e) as StoredEvent;
+      const streamId = h.s;
+      const names = new Set([...nodes.keys(), ...Object.keys(h).filter((k) => k.startsWith('n:')).map((k) => k.slice(2))]);
+      const out: ReceiptT['nodes'] = [];
+      for (const node of [...names].sort()) {
+        const r = h[`n:${node}`];
+        if (r) {
+          const v = JSON.parse(r) as { s: 'applied' | 'failed'; t: string; i?: number; e?: string };
+          out.push({ node, state: v.s, at: v.t, ...(v.i !== undefined ? { invalidated: v.i } : {}), ...(v.e ? { error: v.e } : {}) });
+          continue;
+        }
+        const c = nodes.get(node);
+        if (c && compareIds(c.cursor, streamId) >= 0) {
+          out.push({ node, state: 'skipped', detail: 'the node restarted with an empty cache, or got a site-wide ban after its cursor fell off the log' });
+        } else {
+          out.push({ node, state: 'pending' });
+        }
+      }
+      return {
+        id: event.id,
+        site: event.site,
+        kind: event.kind,
+        soft: event.soft,
+        reason: event.reason,
+        acceptedAt: new Date(event.acceptedAt).toISOString(),
+        nodes: out,
+      };
+    },
+  );
+};

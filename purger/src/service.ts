@@ -1,0 +1,98 @@
+// Composition root: wires config, Redis, the log, metrics, the HTTP app and the worker for the
+// configured role, and shuts them down in order.
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { buildApp, type App } from './app.js';
+import type { Config } from './config.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { StreamLog } from './stream-log.js';
+import { Worker } from './worker.js';
+
+export interface Service {
+  app: App;
+  worker: Worker | undefined;
+  redis: Redis;
+  metrics: Metrics;
+  log: StreamLog;
+  /** the address the HTTP server listens on */
+  url: string;
+  close(): Promise<void>;
+}
+
+function redisClient(url: string, logger: Logger, metrics: Metrics, name: string): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    // Fail fast while disconnected (the API answers 503) instead of queueing in memory.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 5000,
+    connectionName: `purger-${name}`,
+    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 6), 2000),
+  });
+  let down = false;
+  redis.on('ready', () => {
+    if (name === 'cmd') metrics.redisConnected.set(1);
+    if (down) logger.info({ connection: name }, 'Redis connection restored');
+    down = false;
+  });
+  redis.on('error', (err) => {
+    if (!down) logger.warn({ connection: name, err: err.message }, 'Redis connection error; reconnecting');
+    down = true;
+  });
+  redis.on('close', () => {
+    if (name === 'cmd') metrics.redisConnected.set(0);
+  });
+  return redis;
+}
+
+export async function startService(config: Config, logger: Logger, opts: { defaultMetrics?: boolean } = {}): Promise<Service> {
+  const metrics = createMetrics({ defaults: opts.defaultMetrics ?? true });
+  metrics.redisConnected.set(0);
+  const redis = redisClient(config.redisUrl, logger, metrics, 'cmd');
+  const log = new StreamLog(redis, config.redisPrefix, {
+    maxLen: config.streamMaxLen,
+    maxAgeS: config.streamMaxAgeS,
+    dedupeTtlS: config.dedupeTtlS,
+  });
+  await redis.connect().catch((err: Error) => logger.warn({ err: err.message }, 'Redis not reachable at start; retrying in the background'));
+  if (redis.status === 'ready') await warnIfNotPersistent(redis, logger);
+
+  let worker: Worker | undefined;
+  let subscriber: Redis | undefined;
+  if (config.role !== 'ingest') {
+    subscriber = redisClient(config.redisUrl, logger, metrics, 'sub');
+    // The subscriber must queue its SUBSCRIBE until connected (it has no other commands).
+    subscriber.options.enableOfflineQueue = true;
+    await subscriber.connect().catch(() => undefined);
+    worker = new Worker(config, log, subscriber, logger, metrics);
+    await worker.start();
+  }
+
+  const app = await buildApp({ config, redis, log, metrics, logger, workerNodes: worker ? () => worker.nodeCount : undefined });
+  const url = await app.listen({ host: config.host, port: config.port });
+  logger.info({ url, role: config.role, sites: config.sites, secrets: config.webhookSecrets.length }, 'purger listening');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      // Stop taking requests (in-flight ones finish), then stop delivery (in-flight requests to
+      // Varnish finish; the rest stays in the log for the next start), then Redis.
+      await app.close();
+      await worker?.stop();
+      await Promise.allSettled([redis.quit(), subscriber?.quit()]);
+      redis.disconnect();
+      subscriber?.disconnect();
+    })());
+  return { app, worker, redis, metrics, log, url, close };
+}
+
+async function warnIfNotPersistent(redis: Redis, logger: Logger): Promise<void> {
+  try {
+    const res = (await redis.call('CONFIG', 'GET', 'appendonly')) as string[];
+    if (res[1] !== 'yes') {
+      logger.warn('Redis runs without appendonly: accepted events survive a Redis restart only up to the last RDB snapshot; enable appendonly yes');
+    }
+  } catch {
+    // CONFIG may be disabled on managed Redis; nothing to check then.
+  }
+}

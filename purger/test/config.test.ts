@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { normalizeSite, toStoredEvent, urlToPath } from '../src/normalize.js';
+
+const SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
+
+describe('loadConfig', () => {
+  it('applies defaults', () => {
+    const c = loadConfig({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_SITES: 'Example.com:443,localhost:8080', VARNISH_NODES: '127.0.0.1:6081' });
+    expect(c).toMatchObject({ role: 'all', host: '127.0.0.1', port: 8090, redisUrl: 'redis://127.0.0.1:6379', repurgeDelayMs: 2000 });
+    expect(c.sites).toEqual(['example.com', 'localhost:8080']);
+    expect(c.varnishNodes).toEqual([{ host: '127.0.0.1', port: 6081 }]);
+  });
+
+  it('reports every bad variable at once, without echoing secrets', () => {
+    let err: unknown;
+    try {
+      loadConfig({ PURGER_ROLE: 'both', PURGER_PORT: 'http', PURGER_WEBHOOK_SECRETS: 'whsec_!!secretvalue', VARNISH_NODES: 'novarnish', PURGER_REPURGE_DELAY_MS: '-1' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const p = (err as ConfigError).problems.join('\n');
+    expect(p).toContain('PURGER_ROLE="both"');
+    expect(p).toContain('PURGER_PORT="http"');
+    expect(p).toContain('PURGER_WEBHOOK_SECRETS entry 1');
+    expect(p).not.toContain('secretvalue');
+    expect(p).toContain('VARNISH_NODES: "novarnish" is not host:port');
+    expect(p).toContain('PURGER_REPURGE_DELAY_MS');
+  });
+
+  it('needs secrets and sites only for ingest, nodes only for the worker', () => {
+    expect(() => loadConfig({ PURGER_ROLE: 'worker', VARNISH_DNS: 'varnish:80' })).not.toThrow();
+    expect(() => loadConfig({ PURGER_ROLE: 'ingest', PURGER_WEBHOOK_SECRETS: SECRET, PURGER_SITES: 'a.test' })).not.toThrow();
+    expect(() => loadConfig({ PURGER_ROLE: 'worker' })).toThrow(/VARNISH_NODES or VARNISH_DNS/);
+    expect(() => loadConfig({ PURGER_ROLE: 'ingest' })).toThrow(/PURGER_WEBHOOK_SECRETS: required/);
+  });
+});
+
+describe('normalize', () => {
+  it('normalizes hosts like Varnish does', () => {
+    expect(normalizeSite('Example.COM.')).toBe('example.com');
+    expect(normalizeSite('example.com:80')).toBe('example.com');
+    expect(normalizeSite('example.com:443')).toBe('example.com');
+    expect(normalizeSite('localhost:8080')).toBe('localhost:8080');
+    expect(normalizeSite('bad host')).toBeUndefined();
+  });
+
+  it('keeps path and query of URLs on the site and refuses others', () => {
+    expect(urlToPath('https://Example.com/a/b?x=1#frag', 'example.com')).toBe('/a/b?x=1');
+    expect(urlToPath('http://example.com:80/a', 'example.com')).toBe('/a');
+    expect(urlToPath('https://evil.test/a', 'example.com')).toEqual({ message: 'host "evil.test" is not the site "example.com"' });
+    expect(urlToPath('ftp://example.com/a', 'example.com')).toEqual({ message: 'scheme ftp: is not http or https' });
+    expect(urlToPath('/relative', 'example.com')).toEqual({ message: 'not an absolute URL' });
+  });
+
+  it('checks kind-specific fields with a JSON-pointer field', () => {
+    expect(toStoredEvent({ id: 'a', kind: 'urls', tags: ['x'] }, 'example.com', 3, 'f', 0)).toEqual({ field: '/events/3/tags', message: 'kind "urls" takes urls, not tags' });
+    expect(toStoredEvent({ id: 'a', kind: 'tags' }, 'example.com', 0, 'f', 0)).toEqual({ field: '/events/0/tags', message: 'kind "tags" needs 1 to 1000 tags' });
+    expect(toStoredEvent({ id: 'a', kind: 'urls', urls: ['https://example.com/ok', 'https://x.test/'] }, 'example.com', 1, 'f', 0)).toEqual({ field: '/events/1/urls/1', message: 'host "x.test" is not the site "example.com"' });
+    expect(toStoredEvent({ kind: 'all' }, 'example.com', 0, 'op-1', 5)).toMatchObject({ id: 'op-1', kind: 'all', soft: false, acceptedAt: 5 });
+  });
+});
