@@ -79,8 +79,8 @@ sub vcl_recv {
     call mc_recv_method;
     call mc_recv_normalize_url;
     call mc_recv_invalidation;
-    call mc_recv_bypass;
     call mc_recv_static;
+    call mc_recv_bypass;
     call mc_recv_strip_cookies;
     call mc_recv_grace_mode;
     return (hash);
@@ -239,7 +239,8 @@ sub mc_recv_ban {
 # Bypass and normalization of cacheable requests
 # ---------------------------------------------------------------------------
 
-# Personal traffic is never cached and never served from cache.
+# Personal traffic is never cached and never served from cache. Assets are
+# the same for everyone, so a login cookie does not make them personal.
 sub mc_recv_bypass {
     if (req.http.Authorization) {
         set req.http.x-mc-bypass = "authorization";
@@ -247,7 +248,7 @@ sub mc_recv_bypass {
         set req.http.x-mc-bypass = "admin";
     } elsif (req.url ~ "[?&](preview=true|preview_id=|preview_nonce=)") {
         set req.http.x-mc-bypass = "preview";
-    } elsif (req.http.Cookie ~ "(^|;\s*)(wordpress_logged_in_|wordpress_sec_|wordpress_[0-9a-f]{32}=|wp-postpass_|comment_author_|wordpress_no_cache|woocommerce_items_in_cart|wp_woocommerce_session_)") {
+    } elsif (!req.http.x-mc-static && req.http.Cookie ~ "(^|;\s*)(wordpress_logged_in_|wordpress_sec_|wordpress_[0-9a-f]{32}=|wp-postpass_|comment_author_|wordpress_no_cache|woocommerce_items_in_cart|wp_woocommerce_session_)") {
         set req.http.x-mc-bypass = "cookie";
     }
     if (req.http.x-mc-bypass) {
