@@ -1,0 +1,208 @@
+// Real parts for integration tests and the bench: redis-server, varnishd (loading the project's
+// own vcl/microcache.vcl) and a small origin, each on a free loopback port, cleaned up on stop.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { connect, createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+
+/** repo root: purger/src/harness or purger/dist/harness → ../../.. */
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createNetServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      res(true);
+    });
+    s.once('error', () => res(false));
+  });
+}
+
+function tempDir(name: string): string {
+  const d = mkdtempSync(join(tmpdir(), `purger-${name}-`));
+  chmodSync(d, 0o755);
+  return d;
+}
+
+async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill(signal);
+  const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(t);
+}
+
+export class RedisServer {
+  private child: ChildProcess | undefined;
+  readonly dir = tempDir('redis');
+  constructor(readonly port: number) {}
+
+  static async start(): Promise<RedisServer> {
+    const r = new RedisServer(await freePort());
+    await r.start();
+    return r;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--protected-mode', 'no'],
+      { stdio: 'ignore' },
+    );
+    await waitFor(`redis-server on ${this.port}`, () => portOpen(this.port));
+  }
+
+  /** SIGKILL: no chance to flush anything but the fsynced AOF */
+  async kill(): Promise<void> {
+    await stopChild(this.child, 'SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    await stopChild(this.child);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export class VarnishServer {
+  private child: ChildProcess | undefined;
+  readonly dir = tempDir('varnish');
+  constructor(
+    readonly port: number,
+    private readonly originPort: number,
+  ) {}
+
+  static async start(originPort: number): Promise<VarnishServer> {
+    const v = new VarnishServer(await freePort(), originPort);
+    await v.start();
+    return v;
+  }
+
+  get node(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const vcl = join(this.dir, 'test.vcl');
+    writeFileSync(
+      vcl,
+      `vcl 4.1;\nbackend default { .host = "127.0.0.1"; .port = "${this.originPort}"; }\nacl purgers { "127.0.0.1"; }\ninclude "${join(REPO_ROOT, 'vcl/microcache.vcl')}";\n`,
+    );
+    let stderr = '';
+    this.child = spawn(
+      'varnishd',
+      ['-n', join(this.dir, 'n'), '-a', `127.0.0.1:${this.port}`, '-f', vcl, '-F', '-p', 'ban_lurker_age=0', '-s', 'malloc,64m', '-T', 'none'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    this.child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const child = this.child;
+    await waitFor(`varnishd on ${this.port}`, async () => {
+      if (child.exitCode !== null) throw new Error(`varnishd exited: ${stderr}`);
+      return portOpen(this.port);
+    }, 30_000);
+  }
+
+  /** SIGSTOP: the node accepts connections but answers nothing (unreachable, cache kept) */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
+  /** stops the whole varnishd (manager and child): its cache is gone */
+  async stop(): Promise<void> {
+    this.resume();
+    await stopChild(this.child);
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** GET through Varnish; returns body, X-Cache and status */
+  async get(host: string, path: string): Promise<{ status: number; body: string; cache: string }> {
+    // undici.request, not fetch: fetch silently replaces the Host header.
+    const res = await request(`http://127.0.0.1:${this.port}${path}`, { headers: { host } });
+    const cache = res.headers['x-cache'];
+    return { status: res.statusCode, body: await res.body.text(), cache: String(cache ?? '') };
+  }
+}
+
+/**
+ * Pages answer with their version (bumped by `edit`), xkey keys `p-<name>` and `l-home`, and a
+ * one-hour Surrogate-Control TTL. Counts requests per path.
+ */
+export class Origin {
+  readonly hits = new Map<string, number>();
+  readonly versions = new Map<string, number>();
+  private server: Server | undefined;
+  port = 0;
+
+  static async start(): Promise<Origin> {
+    const o = new Origin();
+    o.server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      o.hits.set(path, (o.hits.get(path) ?? 0) + 1);
+      const name = path.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'home';
+      const version = o.versions.get(path) ?? 1;
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'surrogate-control': 'max-age=3600',
+        xkey: `p-${name} l-home`,
+      });
+      res.end(`${path} v${version}\n`);
+    });
+    await new Promise<void>((r) => o.server!.listen(0, '127.0.0.1', () => r()));
+    const a = o.server.address();
+    o.port = typeof a === 'object' && a ? a.port : 0;
+    return o;
+  }
+
+  edit(path: string): void {
+    this.versions.set(path, (this.versions.get(path) ?? 1) + 1);
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((r) => this.server?.close(() => r()) ?? r());
+  }
+}

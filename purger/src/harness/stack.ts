@@ -1,0 +1,114 @@
+// A whole test stack: redis-server, an origin, N varnishd nodes and the purger service (any role),
+// plus a client that signs webhooks like the WordPress plugin does.
+import { randomUUID } from 'node:crypto';
+import { loadConfig, type Config } from '../config.js';
+import { createLogger } from '../logger.js';
+import { startService, type Service } from '../service.js';
+import { parseSecret, sign, type WebhookSecret } from '../signature.js';
+import { Origin, RedisServer, VarnishServer, freePort } from './processes.js';
+
+export const TEST_SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
+export const TEST_TOKEN = 'operator-token-0123456789';
+export const SITE = 'example.test';
+
+export function secretOf(s: string): WebhookSecret {
+  const p = parseSecret(s);
+  if (typeof p === 'string') throw new Error(p);
+  return p;
+}
+
+export function signedHeaders(body: string, opts: { id?: string; timestamp?: number; secret?: string } = {}): Record<string, string> {
+  const id = opts.id ?? `msg_${randomUUID()}`;
+  const ts = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': ts,
+    'webhook-signature': `v1,${sign(secretOf(opts.secret ?? TEST_SECRET), id, ts, body)}`,
+  };
+}
+
+export interface StackOptions {
+  nodes?: number;
+  env?: Record<string, string>;
+  logLevel?: string;
+}
+
+export class Stack {
+  services: Service[] = [];
+  private constructor(
+    readonly redis: RedisServer,
+    readonly origin: Origin,
+    readonly varnishes: VarnishServer[],
+    readonly baseEnv: Record<string, string>,
+  ) {}
+
+  static async start(opts: StackOptions = {}): Promise<Stack> {
+    const redis = await RedisServer.start();
+    const origin = await Origin.start();
+    const varnishes = await Promise.all(Array.from({ length: opts.nodes ?? 2 }, () => VarnishServer.start(origin.port)));
+    const env: Record<string, string> = {
+      REDIS_URL: redis.url,
+      PURGER_WEBHOOK_SECRETS: TEST_SECRET,
+      PURGER_OPERATOR_TOKEN: TEST_TOKEN,
+      PURGER_SITES: SITE,
+      VARNISH_NODES: varnishes.map((v) => v.node).join(','),
+      PURGER_REDIS_PREFIX: 'purger',
+      PURGER_LOG_LEVEL: opts.logLevel ?? process.env.PURGER_TEST_LOG_LEVEL ?? 'silent',
+      PURGER_POLL_MS: '200',
+      PURGER_RETRY_BASE_MS: '50',
+      PURGER_RETRY_MAX_MS: '500',
+      PURGER_NODE_TIMEOUT_MS: '1000',
+      ...opts.env,
+    };
+    return new Stack(redis, origin, varnishes, env);
+  }
+
+  config(env: Record<string, string> = {}): Config {
+    return loadConfig({ ...this.baseEnv, ...env });
+  }
+
+  /** starts a purger service with the stack's environment plus `env` */
+  async service(env: Record<string, string> = {}): Promise<Service> {
+    const config = this.config({ PURGER_PORT: String(await freePort()), ...env });
+    const s = await startService(config, createLogger(config.logLevel), { defaultMetrics: false });
+    this.services.push(s);
+    return s;
+  }
+
+  async stopService(s: Service): Promise<void> {
+    this.services = this.services.filter((x) => x !== s);
+    await s.close();
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.services.map((s) => s.close()));
+    await Promise.allSettled(this.varnishes.map((v) => v.destroy()));
+    await this.origin.stop();
+    await this.redis.stop();
+  }
+}
+
+export interface PostResult {
+  status: number;
+  json: Record<string, unknown>;
+}
+
+export async function postEvents(baseUrl: string, body: unknown, opts: { id?: string; timestamp?: number; secret?: string } = {}): Promise<PostResult> {
+  const text = JSON.stringify(body);
+  const res = await fetch(`${baseUrl}/v1/events`, { method: 'POST', headers: signedHeaders(text, opts), body: text });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+let counter = 0;
+export function eventId(prefix = 'evt'): string {
+  return `${prefix}-${process.pid}-${Date.now()}-${counter++}`;
+}
+
+export function urlEvent(paths: string[], extra: Record<string, unknown> = {}) {
+  return { id: eventId(), kind: 'urls', urls: paths.map((p) => `http://${SITE}${p}`), soft: false, reason: 'test', time: new Date().toISOString(), ...extra };
+}
+
+export function tagEvent(tags: string[], extra: Record<string, unknown> = {}) {
+  return { id: eventId(), kind: 'tags', tags, soft: false, reason: 'test', time: new Date().toISOString(), ...extra };
+}

@@ -1,0 +1,197 @@
+// The HTTP API against a real redis-server (ingest role; no Varnish needed here).
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../src/harness/processes.js';
+import { SITE, Stack, TEST_TOKEN, eventId, signedHeaders, tagEvent, urlEvent } from '../src/harness/stack.js';
+import type { Service } from '../src/service.js';
+
+const ROTATED = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUItcm90YXRlZC05ODc2';
+
+let stack: Stack;
+let svc: Service;
+let redis: Redis;
+
+beforeAll(async () => {
+  stack = await Stack.start({ nodes: 0 });
+  svc = await stack.service({ PURGER_ROLE: 'ingest', PURGER_WEBHOOK_SECRETS: `${stack.baseEnv.PURGER_WEBHOOK_SECRETS},${ROTATED}` });
+  redis = new Redis(stack.redis.url);
+});
+
+afterAll(async () => {
+  redis.disconnect();
+  await stack.close();
+});
+
+function inject(body: unknown, opts: Parameters<typeof signedHeaders>[1] & { headers?: Record<string, string> } = {}) {
+  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  return svc.app.inject({ method: 'POST', url: '/v1/events', headers: { ...signedHeaders(payload, opts), ...opts.headers }, payload });
+}
+
+describe('POST /v1/events authentication', () => {
+  const body = { site: SITE, events: [urlEvent(['/a/'])] };
+
+  it('accepts a valid signature and a signature made with the rotated secret', async () => {
+    const r1 = await inject({ site: SITE, events: [urlEvent(['/a/'])] });
+    expect(r1.statusCode).toBe(202);
+    const r2 = await inject({ site: SITE, events: [urlEvent(['/a/'])] }, { secret: ROTATED });
+    expect(r2.statusCode).toBe(202);
+  });
+
+  it('rejects a wrong secret, an expired timestamp and a tampered body with 401 saying which check failed', async () => {
+    const wrong = await inject(body, { secret: 'whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA==' });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.json()).toMatchObject({ error: 'signature', message: expect.stringContaining('no webhook-signature entry matches') });
+
+    const old = await inject(body, { timestamp: Math.floor(Date.now() / 1000) - 301 });
+    expect(old.statusCode).toBe(401);
+    expect(old.json().message).toMatch(/too old/);
+
+    const text = JSON.stringify(body);
+    const headers = signedHeaders(text);
+    const tampered = await svc.app.inject({ method: 'POST', url: '/v1/events', headers, payload: text.replace('/a/', '/b/') });
+    expect(tampered.statusCode).toBe(401);
+    expect(JSON.stringify(tampered.json())).not.toContain('whsec_');
+
+    const missing = await svc.app.inject({ method: 'POST', url: '/v1/events', headers: { 'content-type': 'application/json' }, payload: text });
+    expect(missing.statusCode).toBe(401);
+    expect(missing.json().message).toBe('missing webhook-id header');
+  });
+});
+
+describe('POST /v1/events validation', () => {
+  it.each([
+    ['a tag with a space', { site: SITE, events: [tagEvent(['ok', 'bad tag'])] }, '/events/0/tags/1', /tag must match/],
+    ['a URL on another host', { site: SITE, events: [urlEvent(['/ok/']), { ...urlEvent([]), urls: ['https://evil.test/x'] }] }, '/events/1/urls/0', /not the site/],
+    ['a URL with a space', { site: SITE, events: [{ ...urlEvent([]), urls: [`http://${SITE}/a b`] }] }, '/events/0/urls/0', /printable ASCII/],
+    ['an unknown field', { site: SITE, events: [{ ...urlEvent(['/a/']), extra: 1 }] }, '/events/0/extra', /unknown field/],
+    ['a missing id', { site: SITE, events: [{ kind: 'all', time: 'x' }] }, '/events/0/id', /missing required field "id"/],
+    ['tags on a urls event', { site: SITE, events: [{ ...urlEvent(['/a/']), tags: ['x'] }] }, '/events/0/tags', /takes urls, not tags/],
+    ['an unknown kind', { site: SITE, events: [{ ...urlEvent(['/a/']), kind: 'everything' }] }, '/events/0/kind', /./],
+    ['501 events', { site: SITE, events: Array.from({ length: 501 }, () => tagEvent(['k'])) }, '/events', /at most 500/],
+    ['1001 tags', { site: SITE, events: [tagEvent(Array.from({ length: 1001 }, (_, i) => `k${i}`))] }, '/events/0/tags', /at most 1000/],
+    ['a site that is not normalized', { site: 'Example.TEST', events: [tagEvent(['k'])] }, '/site', /normalized host/],
+  ])('400 for %s, naming the field', async (_name, body, field, message) => {
+    const r = await inject(body);
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toMatchObject({ error: 'invalid', field });
+    expect(r.json().message).toMatch(message);
+  });
+
+  it('400 for invalid JSON (after the signature is checked)', async () => {
+    const r = await inject('{"site":');
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toMatchObject({ error: 'invalid_json' });
+  });
+
+  it('403 for a site outside the allow-list, 413 past the body limit, 415 for non-JSON', async () => {
+    const forbidden = await inject({ site: 'other.test', events: [tagEvent(['k'])] });
+    expect(forbidden.statusCode).toBe(403);
+    expect(forbidden.json().message).toContain('other.test');
+
+    const big = JSON.stringify({ site: SITE, events: [{ ...tagEvent(['k']), reason: 'x'.repeat(1_100_000) }] });
+    const tooLarge = await svc.app.inject({ method: 'POST', url: '/v1/events', headers: signedHeaders(big), payload: big });
+    expect(tooLarge.statusCode).toBe(413);
+
+    const text = await svc.app.inject({ method: 'POST', url: '/v1/events', headers: { ...signedHeaders('hi'), 'content-type': 'text/plain' }, payload: 'hi' });
+    expect(text.statusCode).toBe(415);
+    expect(text.json()).toMatchObject({ error: 'unsupported_media_type' });
+  });
+
+  it('stores nothing when one event of a batch is invalid', async () => {
+    const before = await redis.xlen('purger:log');
+    const good = urlEvent(['/good/']);
+    const r = await inject({ site: SITE, events: [good, { ...urlEvent([]), urls: ['https://evil.test/'] }] });
+    expect(r.statusCode).toBe(400);
+    expect(await redis.xlen('purger:log')).toBe(before);
+    expect(await redis.exists(`purger:evt:${good.id}`)).toBe(0);
+  });
+});
+
+describe('durable storage and duplicates', () => {
+  it('answers 202 only once the events are in the stream and the receipt exists', async () => {
+    const events = [urlEvent(['/d1/']), tagEvent(['t1', 't2']), { id: eventId(), kind: 'prefix', urls: [`http://${SITE}/news/`], soft: false, reason: 'r', time: new Date().toISOString() }];
+    const r = await inject({ site: SITE, events });
+    expect(r.statusCode).toBe(202);
+    expect(r.json()).toEqual({ accepted: events.map((e) => e.id), duplicates: [] });
+    const entries = await redis.xrevrange('purger:log', '+', '-', 'COUNT', 3);
+    expect(entries.map(([, f]) => JSON.parse(f[1]!).id).reverse()).toEqual(events.map((e) => e.id));
+    const receipt = await svc.app.inject({ method: 'GET', url: `/v1/events/${events[0]!.id}` });
+    expect(receipt.statusCode).toBe(200);
+    expect(receipt.json()).toMatchObject({ id: events[0]!.id, site: SITE, kind: 'urls', soft: false });
+  });
+
+  it('accepts a repeated webhook-id and a repeated event id without storing them twice', async () => {
+    const e1 = urlEvent(['/dup/']);
+    const body = { site: SITE, events: [e1] };
+    const id = `msg_${eventId()}`;
+    const first = await inject(body, { id });
+    expect(first.json()).toEqual({ accepted: [e1.id], duplicates: [] });
+    const len = await redis.xlen('purger:log');
+    const retry = await inject(body, { id });
+    expect(retry.statusCode).toBe(202);
+    expect(retry.json()).toEqual({ accepted: [], duplicates: [e1.id] });
+    const e2 = tagEvent(['new']);
+    const mixed = await inject({ site: SITE, events: [e1, e2, e2] });
+    expect(mixed.json()).toEqual({ accepted: [e2.id], duplicates: [e1.id, e2.id] });
+    expect(await redis.xlen('purger:log')).toBe(len + 1);
+  });
+
+  it('answers 503 while Redis is down and stores again once it is back; accepted events survive a Redis crash', async () => {
+    const kept = urlEvent(['/kept/']);
+    expect((await inject({ site: SITE, events: [kept] })).statusCode).toBe(202);
+    await stack.redis.kill();
+    const lost = urlEvent(['/while-down/']);
+    const down = await waitFor('503', async () => {
+      const r = await inject({ site: SITE, events: [lost] });
+      return r.statusCode === 503 ? r : undefined;
+    });
+    expect(down.json()).toMatchObject({ error: 'storage_unavailable', message: expect.stringMatching(/retry/) });
+    const notReady = await svc.app.inject({ method: 'GET', url: '/readyz' });
+    expect(notReady.statusCode).toBe(503);
+    await stack.redis.start();
+    const again = await waitFor('202 after Redis restart', async () => {
+      const r = await inject({ site: SITE, events: [lost] });
+      return r.statusCode === 202 ? r : undefined;
+    });
+    expect(again.json()).toEqual({ accepted: [lost.id], duplicates: [] });
+    // The event acknowledged before the SIGKILL is still in the log (AOF, appendfsync always).
+    const r2 = new Redis(stack.redis.url);
+    const all = await r2.xrange('purger:log', '-', '+');
+    r2.disconnect();
+    expect(all.some(([, f]) => JSON.parse(f[1]!).id === kept.id)).toBe(true);
+  });
+});
+
+describe('operator, receipts, health, OpenAPI, metrics', () => {
+  it('POST /v1/purge needs the bearer token', async () => {
+    const payload = JSON.stringify({ site: SITE, events: [{ kind: 'all', reason: 'purge all' }] });
+    const none = await svc.app.inject({ method: 'POST', url: '/v1/purge', headers: { 'content-type': 'application/json' }, payload });
+    expect(none.statusCode).toBe(401);
+    const wrong = await svc.app.inject({ method: 'POST', url: '/v1/purge', headers: { 'content-type': 'application/json', authorization: 'Bearer nope' }, payload });
+    expect(wrong.statusCode).toBe(401);
+    const ok = await svc.app.inject({ method: 'POST', url: '/v1/purge', headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_TOKEN}` }, payload });
+    expect(ok.statusCode).toBe(202);
+    expect(ok.json().accepted).toHaveLength(1);
+    expect(ok.json().accepted[0]).toMatch(/^op-/);
+  });
+
+  it('GET /v1/events/:id is 404 for an unknown event', async () => {
+    const r = await svc.app.inject({ method: 'GET', url: '/v1/events/nope-123' });
+    expect(r.statusCode).toBe(404);
+  });
+
+  it('serves health, readiness, OpenAPI and metrics', async () => {
+    expect((await svc.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    const ready = await waitFor('ready', async () => {
+      const r = await svc.app.inject({ method: 'GET', url: '/readyz' });
+      return r.statusCode === 200 ? r : undefined;
+    });
+    expect(ready.json().checks.redis).toBe('ok');
+    const doc = (await svc.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/events', '/v1/purge', '/v1/events/{id}', '/healthz', '/readyz']));
+    const metrics = (await svc.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/purger_events_received_total\{outcome="accepted"\} [1-9]/);
+    expect(metrics).toMatch(/purger_events_received_total\{outcome="unauthorized"\} [1-9]/);
+    expect(metrics).toContain('purger_redis_connected 1');
+  });
+});
