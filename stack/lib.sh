@@ -87,6 +87,21 @@ stop_pid() {
   rm -f "$RUN_DIR/$name.pid"
 }
 
+# Random secrets: rand_b64 N (base64 of N random bytes), rand_token N (alphanumeric).
+rand_b64() { head -c "$1" /dev/urandom | base64 | tr -d '\n'; }
+rand_token() { head -c "$1" /dev/urandom | base64 | tr -d '\n/+='; }
+
+# The secrets both stacks use (native secrets.env and compose .env), with their generators.
+secret_value() {
+  case $1 in
+    WEBHOOK_SECRET) echo "whsec_$(rand_b64 32)" ;;
+    OPERATOR_TOKEN) rand_token 32 ;;
+    ADMIN_PASSWORD) rand_token 18 ;;
+    *) rand_token 24 ;;
+  esac
+}
+STACK_SECRETS=(DB_PASSWORD REDIS_PASSWORD WEBHOOK_SECRET OPERATOR_TOKEN ADMIN_PASSWORD)
+
 load_secrets() {
   [[ -r $SECRETS_FILE ]] || die "no $SECRETS_FILE; run make up first"
   # shellcheck disable=SC1090
@@ -94,3 +109,14 @@ load_secrets() {
 }
 
 php_fpm_bin() { ls /usr/sbin/php-fpm* 2>/dev/null | grep -E '/php-fpm[0-9.]*$' | sort -V | tail -1; }
+
+# free_ports N: prints N distinct free loopback TCP ports (for tests).
+free_ports() {
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}

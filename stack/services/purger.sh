@@ -33,7 +33,7 @@ start)
   PURGER_SITES=$SITE_HOST VARNISH_NODES=127.0.0.1:$VARNISH_PORT \
   PURGER_REPURGE_DELAY_MS=$PURGER_REPURGE_DELAY_MS NODE_ENV=production \
     spawn purger npm --prefix "$dir" start
-  wait_until 60 "purger metrics on port $PURGER_PORT" http_ok "http://127.0.0.1:$PURGER_PORT/metrics" \
+  wait_until 60 "purger readiness on port $PURGER_PORT" http_ok "http://127.0.0.1:$PURGER_PORT/readyz" \
     || die "purger did not start; see $LOG_DIR/purger.log"
   ;;
 stop) stop_pid purger group ;;

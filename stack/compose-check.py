@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Static checks of docker-compose.yml (there is no Docker engine to run it here).
+
+Each check prints PASS/FAIL with the reason; the last line is "compose: N passed, M failed".
+Cross-checks the compose file against the native stack (stack/lib.sh, stack/services/*.sh,
+stack/render-config.sh), .env.example, vcl/default.vcl and the code that reads the settings
+(purger/src/config.ts, wordpress-plugin/varnish-edge).
+"""
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+results = []
+
+
+def check(name):
+    def wrap(fn):
+        try:
+            problems = fn() or []
+        except Exception as e:  # a crash in a check is a failure of that check
+            problems = [f"{type(e).__name__}: {e}"]
+        results.append((name, problems))
+        print(("PASS " if not problems else "FAIL ") + name)
+        for p in problems:
+            print(f"     - {p}")
+        return fn
+    return wrap
+
+
+def read(rel):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+RAW = read("docker-compose.yml")
+try:
+    DOC = yaml.safe_load(RAW)
+except yaml.YAMLError as e:
+    print(f"FAIL docker-compose.yml parses\n     - {e}")
+    print("compose: 0 passed, 1 failed")
+    sys.exit(1)
+SERVICES = DOC.get("services", {})
+LONG_RUNNING = [n for n, s in SERVICES.items() if not s.get("profiles") and s.get("restart") != "no"]
+ENV_EXAMPLE = dict(re.findall(r"^([A-Z_][A-Z0-9_]*)=(.*)$", read(".env.example"), re.M))
+LIB = read("stack/lib.sh")
+
+
+def lib_default(var):
+    m = re.search(rf"^{var}=\$\{{{var}:-([^}}]*)\}}", LIB, re.M)
+    return m.group(1) if m else None
+
+
+def env_of(svc):
+    env = SERVICES[svc].get("environment", {})
+    if isinstance(env, list):
+        env = dict(e.split("=", 1) for e in env)
+    return {k: str(v) for k, v in env.items()}
+
+
+def interpolations(text):
+    """${VAR}, ${VAR:-default}, ${VAR:?msg} occurrences (not $${...} escapes)."""
+    return re.findall(r"(?<!\$)\$\{([A-Z_][A-Z0-9_]*)(?:(:?[-?])([^}]*))?\}", text)
+
+
+@check("parses; has the services varnish, wordpress, mariadb, redis, purger and a k6 profile")
+def _():
+    missing = [s for s in ("varnish", "wordpress", "mariadb", "redis", "purger", "k6") if s not in SERVICES]
+    out = [f"missing service {s}" for s in missing]
+    if "k6" in SERVICES and "load" not in (SERVICES["k6"].get("profiles") or []):
+        out.append("k6 is not behind a profile")
+    return out
+
+
+@check("every long-running service has a healthcheck")
+def _():
+    return [f"{n} has no healthcheck" for n in LONG_RUNNING if not SERVICES[n].get("healthcheck", {}).get("test")]
+
+
+@check("depends_on always waits for a condition on a service that can meet it")
+def _():
+    out = []
+    for name, svc in SERVICES.items():
+        deps = svc.get("depends_on") or {}
+        if isinstance(deps, list):
+            out.append(f"{name}: depends_on without conditions")
+            continue
+        for dep, spec in deps.items():
+            cond = (spec or {}).get("condition")
+            if dep not in SERVICES:
+                out.append(f"{name} depends on unknown service {dep}")
+            elif cond == "service_healthy" and not SERVICES[dep].get("healthcheck"):
+                out.append(f"{name} waits for {dep} to be healthy, but {dep} has no healthcheck")
+            elif cond not in ("service_healthy", "service_completed_successfully"):
+                out.append(f"{name} -> {dep}: condition {cond!r}")
+    for n in ("wordpress", "varnish", "purger"):
+        if not SERVICES.get(n, {}).get("depends_on"):
+            out.append(f"{n} starts without waiting for anything")
+    return out
+
+
+@check("only Varnish publishes a port, 8080 by default, matching its listen address and the native default")
+def _():
+    out = [f"{n} publishes ports" for n, s in SERVICES.items() if s.get("ports") and n != "varnish"]
+    ports = SERVICES["varnish"].get("ports") or []
+    if len(ports) != 1:
+        return out + [f"varnish publishes {len(ports)} ports"]
+    m = re.fullmatch(r"(?:\$\{VARNISH_BIND:-([^}]*)\}:)?\$\{VARNISH_PORT:-(\d+)\}:(\d+)", str(ports[0]))
+    if not m:
+        return out + [f"varnish port {ports[0]!r} is not ${{VARNISH_BIND:-…}}:${{VARNISH_PORT:-8080}}:<container port>"]
+    bind, host_port, container_port = m.groups()
+    if host_port != "8080" or lib_default("VARNISH_PORT") != "8080" or ENV_EXAMPLE.get("VARNISH_PORT") != "8080":
+        out.append(f"default published port {host_port}, native {lib_default('VARNISH_PORT')}, .env.example {ENV_EXAMPLE.get('VARNISH_PORT')}: want 8080 everywhere")
+    if bind not in (None, "127.0.0.1"):
+        out.append(f"published on {bind} by default; 127.0.0.1 keeps it local until asked")
+    cmd = " ".join(SERVICES["varnish"].get("command") or [])
+    if f"=:{container_port}," not in cmd and f" :{container_port}" not in cmd:
+        out.append(f"varnishd does not listen on the published container port {container_port}: {cmd}")
+    nodes = env_of("purger").get("VARNISH_NODES", "")
+    if nodes != f"varnish:{container_port}":
+        out.append(f"purger VARNISH_NODES={nodes}, want varnish:{container_port}")
+    return out
+
+
+@check("every bind-mounted path and build context exists in the repository")
+def _():
+    out = []
+    for name, svc in SERVICES.items():
+        for v in svc.get("volumes") or []:
+            src = v.split(":")[0] if isinstance(v, str) else v.get("source", "")
+            if src.startswith((".", "/")):
+                if not os.path.exists(os.path.join(ROOT, src)):
+                    out.append(f"{name}: {src} does not exist")
+            elif src not in (DOC.get("volumes") or {}):
+                out.append(f"{name}: named volume {src} is not declared")
+        b = svc.get("build")
+        if b:
+            ctx = b if isinstance(b, str) else b.get("context", ".")
+            dockerfile = "Dockerfile" if isinstance(b, str) else b.get("dockerfile", "Dockerfile")
+            if not os.path.isfile(os.path.join(ROOT, ctx, dockerfile)):
+                out.append(f"{name}: build context {ctx} has no {dockerfile}")
+    return out
+
+
+@check("every ${VAR} is in .env.example or has a default; secrets are required and refused as placeholders")
+def _():
+    out = []
+    for var, op, _ in interpolations(RAW):
+        if var not in ENV_EXAMPLE and op not in (":-", "-"):
+            out.append(f"${{{var}}} is neither in .env.example nor defaulted")
+    secrets = re.search(r"^STACK_SECRETS=\(([^)]*)\)", LIB, re.M).group(1).split()
+    pre = env_of("preflight")
+    for s in secrets:
+        if ENV_EXAMPLE.get(s) != "CHANGE_ME":
+            out.append(f"{s}: .env.example should hold the CHANGE_ME placeholder")
+        if not re.fullmatch(rf"\$\{{{s}:\?.+\}}", pre.get(s, "")):
+            out.append(f"{s}: the preflight service does not require it (${{{s}:?…}})")
+        if s not in read("stack/compose/check-env.sh"):
+            out.append(f"{s}: stack/compose/check-env.sh does not check it")
+    for name in SERVICES:
+        for k, v in env_of(name).items():
+            if re.search(r"PASSWORD|SECRET|TOKEN|AUTH", k) and "RANDOM" not in k and "$" not in v:
+                out.append(f"{name}: {k} is hard-coded; take it from .env")
+    return out
+
+
+@check("purger settings: the names compose and the native stack pass are the ones purger/src/config.ts reads")
+def _():
+    config = read("purger/src/config.ts")
+    native = set(re.findall(r"\b((?:PURGER|REDIS|VARNISH)_[A-Z_]+)=", read("stack/services/purger.sh")))
+    compose = set(env_of("purger"))
+    out = [f"{k} (compose) is not read by purger/src/config.ts" for k in sorted(compose) if not re.search(rf"\b{k}\b", config)]
+    out += [f"{k} (native) is not read by purger/src/config.ts" for k in sorted(native) if not re.search(rf"\b{k}\b", config)]
+    if compose != native:
+        out.append(f"compose and native differ: only compose {sorted(compose - native)}, only native {sorted(native - compose)}")
+    return out
+
+
+@check("plugin settings: the wp-config constants compose and the native stack define are the ones the plugin reads")
+def _():
+    plugin_src = ""
+    for dp, _, files in os.walk(os.path.join(ROOT, "wordpress-plugin/varnish-edge")):
+        for f in files:
+            if f.endswith(".php"):
+                with open(os.path.join(dp, f), encoding="utf-8") as fh:
+                    plugin_src += fh.read()
+    compose = set(re.findall(r"define\('(VARNISH_EDGE_[A-Z_]+)'", env_of("wordpress").get("WORDPRESS_CONFIG_EXTRA", "")))
+    native = set(re.findall(r"define\('(VARNISH_EDGE_[A-Z_]+)'", read("stack/render-config.sh")))
+    required = {"VARNISH_EDGE_PURGER_URL", "VARNISH_EDGE_SECRET", "VARNISH_EDGE_NAMESPACE", "VARNISH_EDGE_TTL"}
+    out = [f"{k} is not read by wordpress-plugin/varnish-edge" for k in sorted(compose | native) if k not in plugin_src]
+    out += [f"{k} missing from compose" for k in sorted(required - compose)]
+    out += [f"{k} missing from the native wp-config" for k in sorted(required - native)]
+    url = re.search(r"define\('VARNISH_EDGE_PURGER_URL',\s*'http://([a-z0-9.-]+):(\d+)'", env_of("wordpress").get("WORDPRESS_CONFIG_EXTRA", ""))
+    if not url or url.group(1) not in SERVICES or url.group(2) != env_of("purger").get("PURGER_PORT"):
+        out.append("VARNISH_EDGE_PURGER_URL does not point at the purger service's PURGER_PORT")
+    if env_of("purger").get("PURGER_PORT") != lib_default("PURGER_PORT"):
+        out.append(f"purger port {env_of('purger').get('PURGER_PORT')} differs from the native default {lib_default('PURGER_PORT')}")
+    hc = " ".join(SERVICES["purger"]["healthcheck"]["test"])
+    if f":{env_of('purger').get('PURGER_PORT')}/" not in hc:
+        out.append("the purger healthcheck does not probe PURGER_PORT")
+    return out
+
+
+@check("vcl/default.vcl fits compose: backend is the wordpress service on port 80, purge ACL admits the backend network, includes exist")
+def _():
+    vcl = read("vcl/default.vcl")
+    out = []
+    host = re.search(r'\.host\s*=\s*"([^"]+)"', vcl)
+    port = re.search(r'\.port\s*=\s*"([^"]+)"', vcl)
+    if not host or host.group(1) not in SERVICES:
+        out.append(f"backend .host {host and host.group(1)!r} is not a compose service")
+    if not port or port.group(1) != "80":
+        out.append(f"backend .port {port and port.group(1)!r}: the wordpress image serves on 80")
+    subnet = DOC["networks"]["backend"]["ipam"]["config"][0]["subnet"]
+    net, bits = subnet.split("/")
+    if not re.search(rf'"{re.escape(net)}"\s*/\s*{bits}', vcl):
+        out.append(f"acl purgers does not admit the backend network {subnet} the purger sends from")
+    for inc in re.findall(r'^\s*include\s+"([^"]+)"', vcl, re.M):
+        if not os.path.exists(os.path.join(ROOT, "vcl", inc)):
+            out.append(f"include {inc} not found under vcl/")
+    for mod in re.findall(r"^\s*import\s+(\w+)", read("vcl/microcache.vcl") if os.path.exists(os.path.join(ROOT, "vcl/microcache.vcl")) else "", re.M):
+        if mod not in ("std", "purge", "xkey", "directors", "cookie", "blob", "proxy", "unix", "var", "header", "str", "bodyaccess", "vsthrottle", "tcp", "saintmode", "accept"):
+            out.append(f"vmod {mod} is in neither Varnish nor varnish-modules (the varnish image ships both)")
+    return out
+
+
+@check("images are pinned to a version tag; the varnish image is one that ships varnish-modules (>= 7.1)")
+def _():
+    out = []
+    for name, svc in SERVICES.items():
+        img = svc.get("image")
+        if img is None:
+            continue
+        tag = img.rsplit(":", 1)[1] if ":" in img else ""
+        if not tag or tag == "latest":
+            out.append(f"{name}: image {img} is not pinned")
+    v = re.fullmatch(r"varnish:(\d+)\.(\d+)(?:\.\d+)?", SERVICES["varnish"]["image"])
+    if not v or (int(v.group(1)), int(v.group(2))) < (7, 1):
+        out.append(f"varnish image {SERVICES['varnish']['image']}: xkey comes with the official image from 7.1 on")
+    return out
+
+
+@check("least privilege: internal backend network, no-new-privileges, dropped capabilities, read-only mounts")
+def _():
+    out = []
+    nets = DOC.get("networks", {})
+    if not nets.get("backend", {}).get("internal"):
+        out.append("backend network is not internal")
+    for name, svc in SERVICES.items():
+        if svc.get("privileged"):
+            out.append(f"{name} is privileged")
+        if "no-new-privileges:true" not in (svc.get("security_opt") or []):
+            out.append(f"{name} lacks no-new-privileges")
+        if "public" in (svc.get("networks") or []) and name != "varnish":
+            out.append(f"{name} is on the public network")
+        for v in svc.get("volumes") or []:
+            if isinstance(v, str) and v.startswith(".") and not v.endswith(":ro"):
+                out.append(f"{name}: bind mount {v} is writable")
+    for name in ("varnish", "redis", "purger"):
+        if "ALL" not in (SERVICES[name].get("cap_drop") or []):
+            out.append(f"{name} keeps its capabilities")
+        if not SERVICES[name].get("read_only"):
+            out.append(f"{name} has a writable root filesystem")
+    return out
+
+
+@check(".env is ignored by git")
+def _():
+    r = subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", ".env"])
+    return [] if r.returncode == 0 else [".env is not in .gitignore"]
+
+
+passed = sum(1 for _, p in results if not p)
+print(f"compose: {passed} passed, {len(results) - passed} failed")
+sys.exit(0 if passed == len(results) else 1)

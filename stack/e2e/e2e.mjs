@@ -1,0 +1,253 @@
+#!/usr/bin/env node
+// End-to-end checks against a running native stack (started by scripts/suites/e2e.sh):
+// real WordPress, real plugin, real purger, real Varnish. Every request to the site goes
+// through Varnish unless it says "origin". Prints numbers, ends with "e2e: N passed, M failed".
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { request, sleep } from '../audit/http.mjs';
+import { audit, discoverUrls } from '../audit/audit.mjs';
+
+const env = (k) => { const v = process.env[k]; if (!v) { console.error(`e2e: ${k} not set`); process.exit(2); } return v; };
+const SITE_HOST = env('SITE_HOST');
+const EDGE = `http://127.0.0.1:${env('VARNISH_PORT')}`;
+const ORIGIN = `http://127.0.0.1:${env('WEB_PORT')}`;
+const REPO = env('STACK_REPO');
+const AUTH = 'Basic ' + Buffer.from(`${env('E2E_USER')}:${env('E2E_APP_PASSWORD')}`).toString('base64');
+const ADMIN_PASSWORD = env('E2E_ADMIN_PASSWORD');
+const EDITS = Number(process.env.E2E_EDITS || 20);
+const RANDOM_EDITS = Number(process.env.E2E_RANDOM_EDITS || 50);
+const SEED = Number(process.env.E2E_SEED || Date.now() % 100000);
+const run = promisify(execFile);
+
+const edge = (path, opts = {}) => request(EDGE, path, { host: SITE_HOST, ...opts });
+const origin = (path, opts = {}) => request(ORIGIN, path, { host: SITE_HOST, ...opts });
+const pathOf = (link) => { const u = new URL(link); return u.pathname + u.search; };
+
+async function api(method, path, body) {
+  const r = await edge(`/wp-json/wp/v2${path}`, { method, body, headers: { authorization: AUTH } });
+  let json;
+  try { json = JSON.parse(r.body); } catch { json = null; }
+  if (r.status >= 400 || json === null) throw new Error(`${method} ${path}: ${r.status} ${r.body.slice(0, 300)}`);
+  return json;
+}
+
+/** Polls fn() every intervalMs until it returns truthy; returns ms taken, throws after limitMs. */
+async function until(what, fn, limitMs = 15000, intervalMs = 10) {
+  const t0 = performance.now();
+  for (;;) {
+    if (await fn()) return performance.now() - t0;
+    if (performance.now() - t0 > limitMs) throw new Error(`not within ${limitMs} ms: ${what}`);
+    await sleep(intervalMs);
+  }
+}
+const has = (path, marker) => async () => (await edge(path)).body.includes(marker);
+async function warm(path) { await edge(path); return (await edge(path)).headers['x-cache'] || ''; }
+const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
+const ms = (x) => `${x.toFixed(0)} ms`;
+
+let rngState = SEED;
+const rand = () => { rngState = (rngState * 1103515245 + 12345) % 2147483648; return rngState / 2147483648; };
+const pick = (xs) => xs[Math.floor(rand() * xs.length)];
+const marker = (tag) => `e2e${tag}x${Math.floor(Math.random() * 1e9).toString(36)}`;
+
+const results = [];
+async function check(name, fn) {
+  const t0 = Date.now();
+  console.log(`\n── ${name}`);
+  try {
+    await fn();
+    results.push([name, true]);
+    console.log(`PASS ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    results.push([name, false]);
+    console.log(`FAIL ${name}: ${e.message}`);
+  }
+}
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+
+async function recentPosts(n) {
+  const posts = await api('GET', `/posts?per_page=${n}&_fields=id,link,categories,title`);
+  for (const p of posts) {
+    const cat = await api('GET', `/categories/${p.categories[0]}?_fields=link`);
+    p.path = pathOf(p.link);
+    p.catPath = pathOf(cat.link);
+  }
+  return posts;
+}
+const pagesOf = (p) => [p.path, '/', p.catPath, '/feed/'];
+
+// ─── 1. caching and bypass ───────────────────────────────────────────────────────────
+await check('1. anonymous pages are cached; logged-in and wp-admin bypass', async () => {
+  const [post] = await recentPosts(1);
+  for (const path of ['/', post.path, post.catPath, '/feed/']) {
+    await edge(path);
+    const second = await edge(path);
+    console.log(`  ${path}: second request X-Cache ${second.headers['x-cache']} (status ${second.status})`);
+    assert(second.status === 200 && second.headers['x-cache'] === 'HIT', `${path}: second anonymous request was ${second.headers['x-cache']}, want HIT`);
+  }
+  // Log in through Varnish like a browser.
+  const login = await edge('/wp-login.php', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'wordpress_test_cookie=WP%20Cookie%20check' },
+    body: new URLSearchParams({ log: env('E2E_USER'), pwd: ADMIN_PASSWORD, 'wp-submit': 'Log In', redirect_to: '/wp-admin/', testcookie: '1' }).toString(),
+  });
+  const cookies = (login.headers['set-cookie'] || []).map((c) => c.split(';')[0]).filter((c) => !c.endsWith('=deleted'));
+  assert(login.status === 302 && cookies.some((c) => c.startsWith('wordpress_logged_in_')), `login failed: ${login.status}`);
+  const cookie = cookies.join('; ');
+  for (const path of ['/', post.path, '/wp-admin/', '/wp-admin/edit.php']) {
+    const a = await edge(path, { headers: { cookie } });
+    const b = await edge(path, { headers: { cookie } });
+    console.log(`  logged in ${path}: ${b.status} X-Cache ${b.headers['x-cache']} ${b.headers['x-cache-reason'] || ''}`);
+    assert(b.status === 200, `logged-in ${path}: status ${b.status}`);
+    assert(a.headers['x-cache'] !== 'HIT' && b.headers['x-cache'] !== 'HIT', `logged-in ${path} was served from cache`);
+    if (!path.startsWith('/wp-admin')) assert(b.body.includes('wpadminbar'), `logged-in ${path} lacks the admin bar: not the logged-in view`);
+  }
+  const anonAdmin = await edge('/wp-admin/');
+  assert(anonAdmin.headers['x-cache'] !== 'HIT', 'anonymous /wp-admin/ came from cache');
+  const anon = await edge('/');
+  assert(!anon.body.includes('wpadminbar'), 'an anonymous visitor got the logged-in page (admin bar leaked)');
+});
+
+// ─── 2. edits make the post, home, category archive and feed fresh ─────────────────────
+const freshPost = [], freshAll = [];
+await check(`2. ${EDITS} edits through the REST API: post, home, category, feed fresh at the edge`, async () => {
+  const posts = await recentPosts(5);
+  for (let i = 0; i < EDITS; i++) {
+    const p = posts[i % posts.length];
+    const pages = pagesOf(p);
+    const states = await Promise.all(pages.map(warm));
+    assert(states.every((s) => s === 'HIT'), `pages were not cached before edit ${i}: ${states.join(',')}`);
+    const m = marker(i);
+    await api('POST', `/posts/${p.id}`, { title: `Edited ${m}` });
+    const t0 = performance.now();
+    await until(`post ${p.path} shows edit ${i}`, has(p.path, m));
+    freshPost.push(performance.now() - t0);
+    await Promise.all(pages.map((path) => until(`${path} shows edit ${i}`, has(path, m))));
+    freshAll.push(performance.now() - t0);
+  }
+  console.log(`  time from save returning to fresh at the edge, ${EDITS} edits:`);
+  console.log(`    post page:             p50 ${ms(pct(freshPost, 50))}  p99 ${ms(pct(freshPost, 99))}  max ${ms(Math.max(...freshPost))}`);
+  console.log(`    post+home+cat+feed:    p50 ${ms(pct(freshAll, 50))}  p99 ${ms(pct(freshAll, 99))}  max ${ms(Math.max(...freshAll))}  (target p99 < 250 ms)`);
+});
+
+// ─── 3. unpublish, trash, scheduled ───────────────────────────────────────────────────
+await check('3. unpublished and trashed posts 404 at the edge; a scheduled post appears on the home page', async () => {
+  const older = await api('GET', '/posts?per_page=2&offset=20&_fields=id,link');
+  const [draft, trash] = older.map((p) => ({ id: p.id, path: pathOf(p.link) }));
+  for (const p of [draft, trash]) assert((await warm(p.path)) === 'HIT', `${p.path} not cached before the change`);
+  await api('POST', `/posts/${draft.id}`, { status: 'draft' });
+  const tDraft = await until(`${draft.path} 404 after unpublish`, async () => (await edge(draft.path)).status === 404);
+  console.log(`  unpublished ${draft.path}: 404 at the edge after ${ms(tDraft)}`);
+  await api('DELETE', `/posts/${trash.id}`);
+  const tTrash = await until(`${trash.path} 404 after trash`, async () => (await edge(trash.path)).status === 404);
+  console.log(`  trashed ${trash.path}: 404 at the edge after ${ms(tTrash)}`);
+
+  const m = marker('sched');
+  const when = new Date(Date.now() + 8000);
+  const created = await api('POST', '/posts', { title: `Scheduled ${m}`, content: `<p>Scheduled ${m}</p>`, status: 'future', date_gmt: when.toISOString().slice(0, 19) });
+  assert(created.status === 'future', `post status ${created.status}, want future`);
+  await warm('/');
+  assert(!(await edge('/')).body.includes(m), 'the scheduled post is on the home page before its time');
+  await until('scheduled post on the home page', has('/', m), 60000, 100);
+  console.log(`  scheduled post on the home page ${ms(Date.now() - when.getTime())} after its publish time (wp-cron ticks every ${process.env.WP_CRON_INTERVAL || '?'} s)`);
+});
+
+// ─── 4. purger down during edits ──────────────────────────────────────────────────────
+await check('4. purger stopped during edits, then started: the outbox delivers, nothing stays stale', async () => {
+  const posts = await recentPosts(3);
+  for (const p of posts) await Promise.all(pagesOf(p).map(warm));
+  await run(`${REPO}/stack/services/purger.sh`, ['stop']);
+  const latest = new Map();
+  for (let i = 0; i < 5; i++) {
+    const p = posts[i % posts.length];
+    const m = marker(`down${i}`);
+    await api('POST', `/posts/${p.id}`, { title: `Offline edit ${m}` });
+    latest.set(p.id, m);
+  }
+  await sleep(1000);
+  let staleWhileDown = 0;
+  for (const p of posts) if (!(await edge(p.path)).body.includes(latest.get(p.id))) staleWhileDown++;
+  console.log(`  purger down: ${staleWhileDown}/${posts.length} edited post pages stale at the edge (expected: all)`);
+  const t0 = performance.now();
+  await run(`${REPO}/stack/services/purger.sh`, ['start']);
+  const pages = [];
+  for (const p of posts) pages.push([p.path, latest.get(p.id)], [p.catPath, latest.get(p.id)]);
+  pages.push(['/', latest.get(posts[(5 - 1) % posts.length].id)], ['/feed/', latest.get(posts[(5 - 1) % posts.length].id)]);
+  await Promise.all(pages.map(([path, m]) => until(`${path} fresh after the purger restarted`, has(path, m), 90000, 100)));
+  console.log(`  all ${pages.length} affected pages fresh ${ms(performance.now() - t0)} after starting the purger`);
+});
+
+// ─── 5. random edits, then the stale-page audit ───────────────────────────────────────
+const auditNumbers = {};
+await check(`5. stale-page audit after ${RANDOM_EDITS} random edits (seed ${SEED}): zero stale pages`, async () => {
+  let paths = await discoverUrls({ origin: ORIGIN, host: SITE_HOST, maxUrls: 3000 });
+  await Promise.all([0, 1, 2, 3].map(async (k) => { for (let i = k; i < paths.length; i += 4) await edge(paths[i]); }));
+  console.log(`  warmed ${paths.length} URLs through Varnish`);
+  const touched = new Set();
+  const pool = [];
+  for (let page = 1; page <= 2; page++) pool.push(...(await api('GET', `/posts?per_page=50&page=${page}&_fields=id,link,categories,tags`)));
+  const cats = (await api('GET', '/categories?per_page=50&_fields=id')).map((c) => c.id);
+  const tags = (await api('GET', '/tags?per_page=50&_fields=id')).map((t) => t.id);
+  const drafts = [];
+  const counts = {};
+  for (let i = 0; i < RANDOM_EDITS; i++) {
+    const kind = pick(['title', 'title', 'content', 'tags', 'category', 'comment', 'comment', 'unpublish', 'republish', 'trash', 'create', 'slug']);
+    const p = pick(pool);
+    touched.add(pathOf(p.link));
+    const m = marker(`r${i}`);
+    let r;
+    switch (kind) {
+      case 'title': r = await api('POST', `/posts/${p.id}`, { title: `Random ${m}` }); break;
+      case 'content': r = await api('POST', `/posts/${p.id}`, { content: `<!-- wp:paragraph --><p>Rewritten ${m}.</p><!-- /wp:paragraph -->` }); break;
+      case 'tags': r = await api('POST', `/posts/${p.id}`, { tags: [pick(tags), pick(tags)] }); break;
+      case 'category': r = await api('POST', `/posts/${p.id}`, { categories: [pick(cats)] }); break;
+      case 'comment': await api('POST', '/comments', { post: p.id, content: `Comment ${m}`, status: 'approved' }); break;
+      case 'unpublish': r = await api('POST', `/posts/${p.id}`, { status: 'draft' }); pool.splice(pool.indexOf(p), 1); drafts.push(p); break;
+      case 'republish': {
+        const d = drafts.pop();
+        if (!d) { r = await api('POST', `/posts/${p.id}`, { title: `Random ${m}` }); break; }
+        r = await api('POST', `/posts/${d.id}`, { status: 'publish' }); pool.push(r); touched.add(pathOf(r.link)); break;
+      }
+      case 'trash': await api('DELETE', `/posts/${p.id}`); pool.splice(pool.indexOf(p), 1); break;
+      case 'create': r = await api('POST', '/posts', { title: `New ${m}`, content: `<p>New ${m}</p>`, status: 'publish', categories: [pick(cats)], tags: [pick(tags)] }); pool.push(r); break;
+      case 'slug': r = await api('POST', `/posts/${p.id}`, { slug: `moved-${m}` }); Object.assign(p, { link: r.link }); break;
+    }
+    if (r?.link && r.status === 'publish') touched.add(pathOf(r.link));
+    counts[kind] = (counts[kind] || 0) + 1;
+  }
+  console.log(`  edits: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  await sleep(Number(process.env.PURGER_REPURGE_DELAY_MS || 2000) + 3000); // let the outbox, the purger and its repeat purge finish
+  paths = [...new Set([...paths, ...touched, ...(await discoverUrls({ origin: ORIGIN, host: SITE_HOST, maxUrls: 3000 }))])];
+  const t0 = Date.now();
+  const r = await audit({ edge: EDGE, origin: ORIGIN, host: SITE_HOST, paths, concurrency: 4, log: (m) => console.log(`  ${m}`) });
+  Object.assign(auditNumbers, { checked: r.checked, stale: r.stale.length, graced: r.graced.length, errors: r.errors.length });
+  console.log(`  audit: ${r.checked} URLs in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${r.fresh} fresh, ${r.graced.length} served stale once (grace), ${r.stale.length} STALE, ${r.errors.length} errors`);
+  for (const s of r.stale.slice(0, 5)) console.log(`  STALE ${s.path}\n${s.diff.replace(/^/gm, '    ')}`);
+  for (const e of r.errors.slice(0, 5)) console.log(`  error ${e.path}: ${e.error}`);
+  assert(r.checked === paths.length, `audit checked ${r.checked} of ${paths.length} URLs`);
+  assert(r.stale.length === 0, `${r.stale.length} stale pages`);
+  assert(r.errors.length === 0, `${r.errors.length} audit errors`);
+});
+
+// ─── control: the audit sees staleness it is not told about ───────────────────────────
+await check('5b. control: the audit reports a page changed behind the cache\'s back', async () => {
+  const [p] = await api('GET', '/posts?per_page=1&offset=3&_fields=id,link');
+  const path = pathOf(p.link);
+  assert((await warm(path)) === 'HIT', `${path} not cached`);
+  const m = marker('sql');
+  // A direct database write: no WordPress hook runs, so nothing is purged.
+  await run('mariadb', ['--no-defaults', `--socket=${env('STACK_DIR')}/run/mysqld.sock`, 'wordpress', '-e',
+    `UPDATE wp_posts SET post_title = 'Behind the cache ${m}' WHERE ID = ${Number(p.id)}`]);
+  assert((await origin(path)).body.includes(m), 'the origin does not show the direct database change');
+  const r = await audit({ edge: EDGE, origin: ORIGIN, host: SITE_HOST, paths: [path], recheckMs: 500 });
+  console.log(`  audit of ${path}: ${r.stale.length} stale`);
+  assert(r.stale.length === 1, 'the audit did not report the page Varnish serves stale');
+});
+
+const passed = results.filter(([, ok]) => ok).length;
+console.log('\n── e2e numbers');
+if (freshPost.length) console.log(`time-to-fresh (post page): p50 ${ms(pct(freshPost, 50))} p99 ${ms(pct(freshPost, 99))}; all four pages: p50 ${ms(pct(freshAll, 50))} p99 ${ms(pct(freshAll, 99))} over ${freshPost.length} edits`);
+if (auditNumbers.checked !== undefined) console.log(`audit: ${auditNumbers.checked} URLs, ${auditNumbers.stale} stale, ${auditNumbers.graced} grace, ${auditNumbers.errors} errors`);
+for (const [name, ok] of results) console.log(`${ok ? 'PASS' : 'FAIL'}  ${name}`);
+console.log(`e2e: ${passed} passed, ${results.length - passed} failed`);
+process.exit(passed === results.length ? 0 : 1);
