@@ -1,0 +1,292 @@
+<?php
+/**
+ * Test environment: a private MariaDB, WordPress 6.1 from Debian's package installed into a
+ * temporary directory, `php -S` serving it, and a webhook receiver. Everything is torn down at exit.
+ */
+final class Environment {
+
+	const SECRET      = 'whsec_dmFybmlzaC1lZGdlLXRlc3Qtc2VjcmV0LTAxMjM0NTY3';
+	const NS          = 'wpt';
+	const WP_SOURCE   = '/usr/share/wordpress';
+
+	public static $dir;
+	public static $wp;
+	public static $socket;
+	public static $wp_port;
+	public static $receiver_port;
+	public static $receiver_log;
+	public static $receiver_control;
+	private static $procs = array();
+
+	public static function plugin_dir() {
+		return dirname( __DIR__, 2 ) . '/varnish-edge';
+	}
+
+	public static function home() {
+		return 'http://127.0.0.1:' . self::$wp_port;
+	}
+
+	public static function site() {
+		return '127.0.0.1:' . self::$wp_port;
+	}
+
+	public static function purger_url() {
+		return 'http://127.0.0.1:' . self::$receiver_port;
+	}
+
+	public static function free_port() {
+		$sock = stream_socket_server( 'tcp://127.0.0.1:0', $errno, $errstr );
+		$name = stream_socket_get_name( $sock, false );
+		fclose( $sock );
+		return (int) substr( strrchr( $name, ':' ), 1 );
+	}
+
+	private static function run( $cmd ) {
+		exec( $cmd . ' 2>&1', $out, $rc );
+		if ( 0 !== $rc ) {
+			throw new RuntimeException( "command failed ($rc): $cmd\n" . implode( "\n", $out ) );
+		}
+		return implode( "\n", $out );
+	}
+
+	private static function spawn( $name, array $cmd, array $env = array() ) {
+		$log  = self::$dir . "/$name.log";
+		// setsid: the server and its forked workers form one process group we can signal together.
+		$proc = proc_open( array_merge( array( 'setsid' ), $cmd ), array( 0 => array( 'file', '/dev/null', 'r' ), 1 => array( 'file', $log, 'a' ), 2 => array( 'file', $log, 'a' ) ), $pipes, null, array_merge( getenv(), $env ) );
+		if ( ! is_resource( $proc ) ) {
+			throw new RuntimeException( "cannot start $name" );
+		}
+		self::$procs[ $name ] = $proc;
+		return $proc;
+	}
+
+	private static function wait_for( $what, callable $ready, $seconds = 60 ) {
+		$until = microtime( true ) + $seconds;
+		while ( microtime( true ) < $until ) {
+			if ( $ready() ) {
+				return;
+			}
+			usleep( 100000 );
+		}
+		throw new RuntimeException( "timed out waiting for $what" );
+	}
+
+	private static function port_open( $port ) {
+		$fp = @fsockopen( '127.0.0.1', $port, $errno, $errstr, 0.5 );
+		if ( $fp ) {
+			fclose( $fp );
+			return true;
+		}
+		return false;
+	}
+
+	public static function start() {
+		self::$dir = sys_get_temp_dir() . '/varnish-edge-test-' . getmypid() . '-' . bin2hex( random_bytes( 3 ) );
+		mkdir( self::$dir, 0777, true );
+		// Stop last: WordPress registers its own shutdown work later and still needs the database.
+		register_shutdown_function(
+			static function () {
+				register_shutdown_function( array( self::class, 'stop' ) );
+			}
+		);
+
+		// MariaDB with its own datadir and socket, no TCP.
+		self::$socket = self::$dir . '/mysql.sock';
+		$datadir      = self::$dir . '/db';
+		$user         = posix_getpwuid( posix_geteuid() )['name'];
+		self::run( 'mariadb-install-db --no-defaults --auth-root-authentication-method=normal --skip-test-db --user=' . escapeshellarg( $user ) . ' --datadir=' . escapeshellarg( $datadir ) . ' > ' . escapeshellarg( self::$dir . '/install-db.log' ) );
+		self::spawn( 'mariadb', array( '/usr/sbin/mariadbd', '--no-defaults', '--datadir=' . $datadir, '--socket=' . self::$socket, '--skip-networking', '--pid-file=' . self::$dir . '/mysql.pid', '--user=' . $user, '--innodb-buffer-pool-size=64M', '--innodb-log-file-size=16M', '--skip-log-bin', '--innodb-flush-log-at-trx-commit=0' ) );
+		self::wait_for( 'mariadb', static function () {
+			return file_exists( self::$socket ) && @mysqli_connect( 'localhost', 'root', '', '', 0, self::$socket );
+		} );
+		$db = mysqli_connect( 'localhost', 'root', '', '', 0, self::$socket );
+		mysqli_query( $db, 'CREATE DATABASE wordpress CHARACTER SET utf8mb4' );
+		mysqli_close( $db );
+
+		// WordPress: Debian's package copied (its entry points resolve paths from __DIR__),
+		// with our own wp-config.php and wp-content.
+		self::$wp = self::$dir . '/wordpress';
+		self::run( 'mkdir -p ' . escapeshellarg( self::$wp ) . ' && cd ' . self::WP_SOURCE . ' && tar --exclude=./wp-content --exclude=./wp-config.php -cf - . | tar -C ' . escapeshellarg( self::$wp ) . ' -xf -' );
+		mkdir( self::$wp . '/wp-content/plugins', 0777, true );
+		mkdir( self::$wp . '/wp-content/themes', 0777, true );
+		mkdir( self::$wp . '/wp-content/uploads', 0777, true );
+		symlink( self::WP_SOURCE . '/wp-content/themes/twentytwentythree', self::$wp . '/wp-content/themes/twentytwentythree' );
+		symlink( self::plugin_dir(), self::$wp . '/wp-content/plugins/varnish-edge' );
+
+		self::$wp_port          = self::free_port();
+		self::$receiver_port    = self::free_port();
+		self::$receiver_log     = self::$dir . '/webhooks.jsonl';
+		self::$receiver_control = self::$dir . '/receiver-status';
+		touch( self::$receiver_log );
+
+		$config = array(
+			'DB_NAME'          => 'wordpress',
+			'DB_USER'          => 'root',
+			'DB_PASSWORD'      => '',
+			'DB_HOST'          => 'localhost:' . self::$socket,
+			'DB_CHARSET'       => 'utf8mb4',
+			'DB_COLLATE'       => '',
+			'WP_HOME'          => self::home(),
+			'WP_SITEURL'       => self::home(),
+			'DISABLE_WP_CRON'  => true,
+			'WP_DEBUG'         => true,
+			'WP_DEBUG_LOG'     => self::$dir . '/debug.log',
+			'WP_DEBUG_DISPLAY' => false,
+			'AUTOMATIC_UPDATER_DISABLED' => true,
+			'WP_HTTP_BLOCK_EXTERNAL'     => true,
+			'WP_ACCESSIBLE_HOSTS'        => '127.0.0.1',
+		);
+		foreach ( array( 'AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_KEY', 'NONCE_KEY', 'AUTH_SALT', 'SECURE_AUTH_SALT', 'LOGGED_IN_SALT', 'NONCE_SALT' ) as $salt ) {
+			$config[ $salt ] = bin2hex( random_bytes( 24 ) );
+		}
+		$php = "<?php\n";
+		foreach ( $config as $name => $value ) {
+			$php .= 'define( ' . var_export( $name, true ) . ', ' . var_export( $value, true ) . " );\n";
+		}
+		// Optional constants for tests of the wp-config override (read from a file next to the config).
+		$php .= "if ( is_file( __DIR__ . '/constants.php' ) ) { require __DIR__ . '/constants.php'; }\n";
+		$php .= "\$table_prefix = 'wp_';\nif ( ! defined( 'ABSPATH' ) ) { define( 'ABSPATH', __DIR__ . '/' ); }\nrequire_once ABSPATH . 'wp-settings.php';\n";
+		file_put_contents( self::$wp . '/wp-config.php', $php );
+
+		self::start_receiver();
+		self::spawn( 'wordpress', array( PHP_BINARY, '-S', '127.0.0.1:' . self::$wp_port, '-t', self::$wp, __DIR__ . '/router.php' ), array( 'PHP_CLI_SERVER_WORKERS' => '4' ) );
+		self::wait_for( 'php -S', static function () {
+			return self::port_open( self::$wp_port );
+		} );
+
+		self::run( escapeshellarg( PHP_BINARY ) . ' ' . escapeshellarg( __DIR__ . '/install.php' ) . ' ' . escapeshellarg( self::$wp ) . ' ' . escapeshellarg( self::purger_url() ) . ' ' . escapeshellarg( self::SECRET ) . ' ' . escapeshellarg( self::NS ) );
+	}
+
+	public static function start_receiver() {
+		if ( isset( self::$procs['receiver'] ) ) {
+			return;
+		}
+		self::spawn(
+			'receiver',
+			array( PHP_BINARY, '-S', '127.0.0.1:' . self::$receiver_port, __DIR__ . '/receiver.php' ),
+			array(
+				'RECEIVER_LOG'     => self::$receiver_log,
+				'RECEIVER_SECRETS' => self::SECRET,
+				'RECEIVER_CONTROL' => self::$receiver_control,
+			)
+		);
+		self::wait_for( 'receiver', static function () {
+			return self::port_open( self::$receiver_port );
+		} );
+	}
+
+	public static function stop_receiver() {
+		if ( ! isset( self::$procs['receiver'] ) ) {
+			return;
+		}
+		self::terminate( 'receiver' );
+		self::wait_for( 'receiver to stop', static function () {
+			return ! self::port_open( self::$receiver_port );
+		} );
+	}
+
+	/** Answer every webhook with this HTTP status (0 = normal). */
+	public static function receiver_status( $code ) {
+		file_put_contents( self::$receiver_control, (string) (int) $code );
+	}
+
+	private static function terminate( $name ) {
+		$proc   = self::$procs[ $name ];
+		$status = proc_get_status( $proc );
+		if ( $status['running'] ) {
+			posix_kill( -$status['pid'], SIGTERM );
+		}
+		$until = microtime( true ) + 10;
+		while ( proc_get_status( $proc )['running'] && microtime( true ) < $until ) {
+			usleep( 50000 );
+		}
+		if ( proc_get_status( $proc )['running'] ) {
+			posix_kill( -proc_get_status( $proc )['pid'], SIGKILL );
+		}
+		proc_close( $proc );
+		unset( self::$procs[ $name ] );
+	}
+
+	public static function stop() {
+		foreach ( array_keys( self::$procs ) as $name ) {
+			self::terminate( $name );
+		}
+		if ( self::$dir && is_dir( self::$dir ) && ! getenv( 'VARNISH_EDGE_KEEP_TMP' ) ) {
+			exec( 'rm -rf ' . escapeshellarg( self::$dir ) );
+		}
+	}
+
+	/* --------------------------------------------------------------- webhooks */
+
+	/** Every logged webhook request. */
+	public static function webhooks() {
+		clearstatcache();
+		$out = array();
+		foreach ( file( self::$receiver_log, FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES ) as $line ) {
+			$out[] = json_decode( $line, true );
+		}
+		return $out;
+	}
+
+	public static function clear_webhooks() {
+		file_put_contents( self::$receiver_log, '' );
+	}
+
+	/** Events of accepted (202) webhooks. */
+	public static function accepted_events() {
+		$events = array();
+		foreach ( self::webhooks() as $hook ) {
+			if ( 202 === $hook['status'] ) {
+				foreach ( $hook['body']['events'] as $event ) {
+					$events[] = $event;
+				}
+			}
+		}
+		return $events;
+	}
+
+	/* ------------------------------------------------------------------- HTTP */
+
+	/**
+	 * Anonymous GET of a site path. Returns status, headers (lower-case name => list), body.
+	 */
+	public static function fetch( $path, array $cookies = array() ) {
+		$url = preg_match( '#^https?://#', $path ) ? $path : self::home() . $path;
+		$ch  = curl_init( $url );
+		$headers = array();
+		curl_setopt_array(
+			$ch,
+			array(
+				CURLOPT_RETURNTRANSFER => true,
+				CURLOPT_TIMEOUT        => 60,
+				CURLOPT_HEADERFUNCTION => static function ( $ch, $line ) use ( &$headers ) {
+					if ( false !== strpos( $line, ':' ) ) {
+						list( $name, $value )            = explode( ':', $line, 2 );
+						$headers[ strtolower( trim( $name ) ) ][] = trim( $value );
+					}
+					return strlen( $line );
+				},
+				CURLOPT_COOKIE         => implode( '; ', array_map( static function ( $k, $v ) {
+					return $k . '=' . $v;
+				}, array_keys( $cookies ), $cookies ) ),
+			)
+		);
+		$body   = curl_exec( $ch );
+		$status = (int) curl_getinfo( $ch, CURLINFO_RESPONSE_CODE );
+		curl_close( $ch );
+		return array( 'status' => $status, 'headers' => $headers, 'body' => (string) $body );
+	}
+
+	/** Keys of a response. */
+	public static function keys_of( array $response ) {
+		$keys = array();
+		foreach ( $response['headers']['xkey'] ?? array() as $line ) {
+			foreach ( preg_split( '/\s+/', trim( $line ) ) as $key ) {
+				if ( '' !== $key ) {
+					$keys[] = $key;
+				}
+			}
+		}
+		return $keys;
+	}
+}

@@ -1,0 +1,333 @@
+<?php
+/**
+ * Settings page, status panel and admin actions.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Settings → Varnish Edge: settings form, "Test connection", outbox status and flush, and the
+ * admin-post handlers behind the admin bar links.
+ */
+class Admin_Page {
+
+	const SLUG = 'varnish-edge';
+
+	/** @var Settings */
+	private $settings;
+	/** @var Outbox */
+	private $outbox;
+	/** @var Event_Queue */
+	private $queue;
+	/** @var Manual_Purge */
+	private $manual;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings     $settings Settings.
+	 * @param Outbox       $outbox   Outbox.
+	 * @param Event_Queue  $queue    Queue.
+	 * @param Manual_Purge $manual   Manual purges.
+	 */
+	public function __construct( Settings $settings, Outbox $outbox, Event_Queue $queue, Manual_Purge $manual ) {
+		$this->settings = $settings;
+		$this->outbox   = $outbox;
+		$this->queue    = $queue;
+		$this->manual   = $manual;
+	}
+
+	/**
+	 * Action `admin_menu`.
+	 */
+	public function add_menu() {
+		add_options_page(
+			__( 'Varnish Edge', 'varnish-edge' ),
+			__( 'Varnish Edge', 'varnish-edge' ),
+			'manage_options',
+			self::SLUG,
+			array( $this, 'render' )
+		);
+	}
+
+	/**
+	 * Filter `plugin_action_links_*`.
+	 *
+	 * @param string[] $links Links.
+	 * @return string[]
+	 */
+	public function action_links( $links ) {
+		array_unshift( $links, sprintf( '<a href="%s">%s</a>', esc_url( $this->page_url() ), esc_html__( 'Settings', 'varnish-edge' ) ) );
+		return $links;
+	}
+
+	/**
+	 * Settings page URL.
+	 *
+	 * @return string
+	 */
+	private function page_url() {
+		return admin_url( 'options-general.php?page=' . self::SLUG );
+	}
+
+	/**
+	 * Action `admin_init`: the option and its fields.
+	 */
+	public function register_settings() {
+		register_setting(
+			'varnish_edge',
+			Settings::OPTION,
+			array(
+				'type'              => 'array',
+				'sanitize_callback' => array( $this->settings, 'sanitize' ),
+				'show_in_rest'      => false,
+				'default'           => array(),
+			)
+		);
+		add_settings_section( 'varnish_edge_main', __( 'Purger connection', 'varnish-edge' ), '__return_false', self::SLUG );
+		$fields = array(
+			'purger_url' => __( 'Purger URL', 'varnish-edge' ),
+			'secret'     => __( 'Webhook secret(s)', 'varnish-edge' ),
+			'namespace'  => __( 'Key namespace', 'varnish-edge' ),
+			'ttl'        => __( 'Long TTL (seconds)', 'varnish-edge' ),
+		);
+		foreach ( $fields as $name => $label ) {
+			add_settings_field(
+				'varnish_edge_' . $name,
+				$label,
+				array( $this, 'render_field' ),
+				self::SLUG,
+				'varnish_edge_main',
+				array(
+					'name'      => $name,
+					'label_for' => 'varnish-edge-' . $name,
+				)
+			);
+		}
+	}
+
+	/**
+	 * One settings field; constants are shown read-only, secrets never echoed.
+	 *
+	 * @param array $args Field args.
+	 */
+	public function render_field( $args ) {
+		$name     = $args['name'];
+		$stored   = $this->settings->stored();
+		$id       = 'varnish-edge-' . $name;
+		$field    = Settings::OPTION . '[' . $name . ']';
+		$constant = $this->settings->is_constant( $name );
+
+		if ( 'secret' === $name ) {
+			$count = count( $this->settings->secrets() );
+			if ( $constant ) {
+				printf( '<input type="text" id="%s" class="regular-text" value="%s" readonly />', esc_attr( $id ), esc_attr__( '(set in wp-config.php)', 'varnish-edge' ) );
+			} else {
+				printf( '<input type="password" id="%s" name="%s" class="regular-text" value="" autocomplete="new-password" placeholder="whsec_…" />', esc_attr( $id ), esc_attr( $field ) );
+			}
+			echo '<p class="description">';
+			/* translators: %d: number of configured secrets. */
+			echo esc_html( sprintf( _n( '%d secret configured. Leave empty to keep it.', '%d secrets configured. Leave empty to keep them.', $count, 'varnish-edge' ), $count ) );
+			echo ' ' . esc_html__( 'Several secrets may be comma-separated during rotation; the first one signs.', 'varnish-edge' ) . '</p>';
+		} else {
+			$value = $constant ? (string) $this->settings->get( $name ) : (string) $stored[ $name ];
+			printf(
+				'<input type="%1$s" id="%2$s" name="%3$s" class="regular-text" value="%4$s" %5$s />',
+				'ttl' === $name ? 'number' : 'text',
+				esc_attr( $id ),
+				esc_attr( $field ),
+				esc_attr( $value ),
+				$constant ? 'readonly disabled' : ''
+			);
+			if ( 'namespace' === $name ) {
+				/* translators: %s: effective namespace. */
+				echo '<p class="description">' . esc_html( sprintf( __( 'Prefix of every surrogate key. Effective: %s', 'varnish-edge' ), $this->settings->key_namespace() ) ) . '</p>';
+			}
+			if ( 'purger_url' === $name ) {
+				echo '<p class="description">' . esc_html__( 'Base URL; events are POSTed to <base>/v1/events.', 'varnish-edge' ) . '</p>';
+			}
+		}
+		if ( $constant ) {
+			/* translators: %s: constant name. */
+			echo '<p class="description">' . esc_html( sprintf( __( 'Defined by the %s constant in wp-config.php.', 'varnish-edge' ), Settings::CONSTANTS[ $name ] ) ) . '</p>';
+		}
+	}
+
+	/**
+	 * The settings page.
+	 */
+	public function render() {
+		if ( ! current_user_can( 'manage_options' ) ) {
+			wp_die( esc_html__( 'Sorry, you are not allowed to manage Varnish Edge.', 'varnish-edge' ), 403 );
+		}
+		$stats  = $this->outbox->stats();
+		$status = Outbox::status();
+		echo '<div class="wrap"><h1>' . esc_html__( 'Varnish Edge', 'varnish-edge' ) . '</h1>';
+		settings_errors( Settings::OPTION );
+		echo '<form method="post" action="' . esc_url( admin_url( 'options.php' ) ) . '" id="varnish-edge-settings">';
+		settings_fields( 'varnish_edge' );
+		do_settings_sections( self::SLUG );
+		submit_button( __( 'Save settings', 'varnish-edge' ) );
+		echo '</form>';
+
+		echo '<h2>' . esc_html__( 'Connection', 'varnish-edge' ) . '</h2>';
+		echo '<form method="post" action="' . esc_url( admin_url( 'admin-post.php' ) ) . '">';
+		echo '<input type="hidden" name="action" value="varnish_edge_test" />';
+		wp_nonce_field( 'varnish_edge_test' );
+		submit_button( __( 'Test connection', 'varnish-edge' ), 'secondary', 'varnish-edge-test', false );
+		echo '</form>';
+
+		echo '<h2>' . esc_html__( 'Status', 'varnish-edge' ) . '</h2><table class="widefat striped" id="varnish-edge-status" style="max-width:50em"><tbody>';
+		$rows = array(
+			__( 'Purge pipeline', 'varnish-edge' )           => $this->settings->is_configured() ? __( 'configured', 'varnish-edge' ) : __( 'not configured (1 s microcache only)', 'varnish-edge' ),
+			__( 'Site', 'varnish-edge' )                     => Settings::site_host( home_url() ),
+			__( 'Outbox', 'varnish-edge' )                   => sprintf(
+				/* translators: 1: batches, 2: events. */
+				__( '%1$d pending batches, %2$d events', 'varnish-edge' ),
+				$stats['rows'],
+				$stats['events']
+			),
+			__( 'Last successful delivery', 'varnish-edge' ) => $status['last_success'] ? wp_date( 'Y-m-d H:i:s', $status['last_success'] ) : __( 'never', 'varnish-edge' ),
+			__( 'Last error', 'varnish-edge' )               => '' !== $status['last_error'] ? wp_date( 'Y-m-d H:i:s', $status['last_error_at'] ) . ' — ' . $status['last_error'] : __( 'none', 'varnish-edge' ),
+		);
+		foreach ( $rows as $label => $value ) {
+			echo '<tr><th scope="row">' . esc_html( $label ) . '</th><td>' . esc_html( $value ) . '</td></tr>';
+		}
+		echo '</tbody></table>';
+		echo '<form method="post" action="' . esc_url( admin_url( 'admin-post.php' ) ) . '">';
+		echo '<input type="hidden" name="action" value="varnish_edge_flush_outbox" />';
+		wp_nonce_field( 'varnish_edge_flush_outbox' );
+		submit_button( __( 'Deliver outbox now', 'varnish-edge' ), 'secondary', 'varnish-edge-flush', false );
+		echo '</form></div>';
+	}
+
+	/**
+	 * Store a notice for the current user and redirect.
+	 *
+	 * @param string $type    success|error|info.
+	 * @param string $message Message.
+	 * @param string $to      Redirect URL.
+	 */
+	private function finish( $type, $message, $to ) {
+		set_transient( 'varnish_edge_notice_' . get_current_user_id(), array( $type, $message ), 120 );
+		wp_safe_redirect( $to );
+		exit;
+	}
+
+	/**
+	 * Action `admin_notices`.
+	 */
+	public function notices() {
+		$key    = 'varnish_edge_notice_' . get_current_user_id();
+		$notice = get_transient( $key );
+		if ( ! is_array( $notice ) || ! current_user_can( Admin_Bar::capability() ) ) {
+			return;
+		}
+		delete_transient( $key );
+		printf( '<div class="notice notice-%1$s is-dismissible varnish-edge-notice"><p>%2$s</p></div>', esc_attr( $notice[0] ), esc_html( $notice[1] ) );
+	}
+
+	/**
+	 * Check capability and nonce, or stop.
+	 *
+	 * @param string $capability Capability.
+	 * @param string $action     Nonce action.
+	 */
+	private function guard( $capability, $action ) {
+		if ( ! current_user_can( $capability ) ) {
+			wp_die( esc_html__( 'Sorry, you are not allowed to do that.', 'varnish-edge' ), 403 );
+		}
+		check_admin_referer( $action );
+	}
+
+	/**
+	 * admin-post `varnish_edge_test`: send a signed test event and report exactly what failed.
+	 */
+	public function handle_test() {
+		$this->guard( 'manage_options', 'varnish_edge_test' );
+		$result = $this->test_connection();
+		$this->finish( $result['ok'] ? 'success' : 'error', $result['message'], $this->page_url() );
+	}
+
+	/**
+	 * Send one harmless signed event (a key nothing carries).
+	 *
+	 * @return array{ok:bool,message:string}
+	 */
+	public function test_connection() {
+		if ( '' === $this->settings->purger_url() ) {
+			return array(
+				'ok'      => false,
+				'message' => __( 'Test failed: no purger URL is configured.', 'varnish-edge' ),
+			);
+		}
+		if ( array() === $this->settings->secrets() ) {
+			return array(
+				'ok'      => false,
+				'message' => __( 'Test failed: no valid whsec_ secret is configured.', 'varnish-edge' ),
+			);
+		}
+		$scheme = new Key_Scheme( $this->settings->key_namespace() );
+		$event  = Event_Builder::build(
+			( new Invalidation() )->tags( array( $scheme->listing( 'connection-test' ) ), true )->reason( 'connection test' ),
+			Settings::site_host( home_url() ),
+			$scheme,
+			time()
+		);
+		$client = new Webhook_Client( $this->settings );
+		$result = $client->send( 'msg_test_' . bin2hex( random_bytes( 8 ) ), Settings::site_host( home_url() ), $event );
+		if ( $result['ok'] ) {
+			return array(
+				'ok'      => true,
+				/* translators: 1: endpoint, 2: HTTP status. */
+				'message' => sprintf( __( 'Connection OK: %1$s accepted a signed test event (HTTP %2$d).', 'varnish-edge' ), $this->settings->events_endpoint(), $result['code'] ),
+			);
+		}
+		return array(
+			'ok'      => false,
+			/* translators: %s: what failed. */
+			'message' => sprintf( __( 'Test failed: %s', 'varnish-edge' ), $result['error'] ),
+		);
+	}
+
+	/**
+	 * admin-post `varnish_edge_flush_outbox`.
+	 */
+	public function handle_flush_outbox() {
+		$this->guard( 'manage_options', 'varnish_edge_flush_outbox' );
+		$report = $this->outbox->process( true, 50 );
+		$stats  = $this->outbox->stats();
+		if ( $report['failed'] ) {
+			/* translators: 1: error, 2: pending batches. */
+			$this->finish( 'error', sprintf( __( 'Delivery failed: %1$s (%2$d batches still pending).', 'varnish-edge' ), $report['error'], $stats['rows'] ), $this->page_url() );
+		}
+		/* translators: 1: events delivered, 2: pending batches. */
+		$this->finish( 'success', sprintf( __( 'Delivered %1$d events; %2$d batches pending.', 'varnish-edge' ), $report['events'], $stats['rows'] ), $this->page_url() );
+	}
+
+	/**
+	 * admin-post `varnish_edge_purge` (admin bar): scope `all` or `url`.
+	 */
+	public function handle_purge() {
+		$scope = isset( $_GET['scope'] ) && 'url' === $_GET['scope'] ? 'url' : 'all'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- verified in guard().
+		$this->guard( Admin_Bar::capability(), 'varnish_edge_purge_' . $scope );
+		$user = wp_get_current_user()->user_login;
+		if ( 'url' === $scope ) {
+			$url = isset( $_GET['url'] ) ? esc_url_raw( wp_unslash( $_GET['url'] ) ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+			$inv = $this->manual->url( $url, $user );
+		} else {
+			$inv = $this->manual->all( $user );
+		}
+		$back = wp_get_referer() ? wp_get_referer() : admin_url();
+		if ( is_wp_error( $inv ) ) {
+			$this->finish( 'error', $inv->get_error_message(), $back );
+		}
+		if ( ! $this->settings->is_configured() ) {
+			$this->finish( 'error', __( 'Nothing was purged: the purger is not configured.', 'varnish-edge' ), $back );
+		}
+		$this->queue->add( $inv );
+		$this->finish( 'success', 'url' === $scope ? __( 'Purge of this page queued.', 'varnish-edge' ) : __( 'Purge of the whole site queued.', 'varnish-edge' ), $back );
+	}
+}

@@ -1,0 +1,571 @@
+<?php
+/**
+ * Snapshot-and-compare detection of post changes.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Takes a snapshot of a post the first time it is touched in a request, compares it with the
+ * post at the end of the request, and turns the difference into exact invalidations.
+ * Repeated saves of the same post in one request collapse into one comparison; a save that
+ * changes nothing visible (the block editor's second save) invalidates nothing.
+ */
+class Change_Detector {
+
+	/** Post types that never render on their own and are handled elsewhere or ignored. */
+	const IGNORED_TYPES = array( 'revision', 'attachment', 'customize_changeset', 'oembed_cache', 'user_request', 'wp_font_face', 'wp_font_family' );
+
+	/** Post types whose change affects every page that renders navigation menus. */
+	const MENU_TYPES = array( 'nav_menu_item', 'wp_navigation' );
+
+	/** Post types that change the rendering of the whole site. */
+	const SITE_TYPES = array( 'wp_template', 'wp_template_part', 'wp_global_styles', 'custom_css' );
+
+	/** Fields compared between snapshots. */
+	const FIELDS = array( 'status', 'name', 'title', 'content', 'excerpt', 'date', 'author', 'parent', 'menu_order', 'terms', 'sticky', 'template', 'thumbnail', 'password', 'comment_status', 'url' );
+
+	/** @var Settings */
+	private $settings;
+
+	/** @var array<int,array|null> Snapshots before the first change (null = did not exist). */
+	private $before = array();
+
+	/** @var array<int,bool> Posts deleted in this request. */
+	private $deleted = array();
+
+	/** @var bool Inside wp_insert_post() for a new post. */
+	private $inserting_new = false;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings $settings Settings.
+	 */
+	public function __construct( Settings $settings ) {
+		$this->settings = $settings;
+	}
+
+	/**
+	 * Key scheme for the current site.
+	 *
+	 * @return Key_Scheme
+	 */
+	private function scheme() {
+		return new Key_Scheme( $this->settings->key_namespace() );
+	}
+
+	/* ---------------------------------------------------------------- hooks */
+
+	/**
+	 * Filter `wp_insert_post_data`: remember that a new post is being inserted.
+	 *
+	 * @param array $data    Post data.
+	 * @param array $postarr Raw data.
+	 * @param array $raw     Unsanitized data.
+	 * @param bool  $update  Update or insert.
+	 * @return array
+	 */
+	public function on_insert_post_data( $data, $postarr = array(), $raw = array(), $update = false ) {
+		if ( ! $update ) {
+			$this->inserting_new = true;
+		}
+		return $data;
+	}
+
+	/**
+	 * Action `pre_post_update`: snapshot before the row changes.
+	 *
+	 * @param int $post_id Post id.
+	 */
+	public function on_pre_post_update( $post_id ) {
+		$this->remember( (int) $post_id );
+	}
+
+	/**
+	 * Action `transition_post_status`: covers wp_publish_post() (scheduled go-live), which
+	 * changes the status without pre_post_update.
+	 *
+	 * @param string   $new_status New status.
+	 * @param string   $old_status Old status.
+	 * @param \WP_Post $post       Post.
+	 */
+	public function on_transition_post_status( $new_status, $old_status, $post ) {
+		$id = (int) $post->ID;
+		if ( array_key_exists( $id, $this->before ) ) {
+			return;
+		}
+		if ( 'new' === $old_status ) {
+			$this->before[ $id ] = null;
+			return;
+		}
+		$this->before[ $id ] = $this->snapshot( $post, array( 'status' => $old_status ) );
+	}
+
+	/**
+	 * Action `wp_insert_post`: a new post without earlier hooks still gets compared.
+	 *
+	 * @param int      $post_id Post id.
+	 * @param \WP_Post $post    Post.
+	 * @param bool     $update  Update.
+	 */
+	public function on_insert_post( $post_id, $post, $update ) {
+		if ( ! $update && ! array_key_exists( (int) $post_id, $this->before ) ) {
+			$this->before[ (int) $post_id ] = null;
+		}
+		$this->inserting_new = false;
+	}
+
+	/**
+	 * Action `set_object_terms`: term changes made outside a post update.
+	 *
+	 * @param int    $object_id  Object id.
+	 * @param array  $terms      Terms.
+	 * @param array  $tt_ids     New term taxonomy ids.
+	 * @param string $taxonomy   Taxonomy.
+	 * @param bool   $append     Append.
+	 * @param array  $old_tt_ids Previous term taxonomy ids.
+	 */
+	public function on_set_object_terms( $object_id, $terms, $tt_ids, $taxonomy, $append, $old_tt_ids ) {
+		$id = (int) $object_id;
+		if ( array_key_exists( $id, $this->before ) ) {
+			return;
+		}
+		$post = get_post( $id );
+		if ( ! $post || ! in_array( $taxonomy, get_object_taxonomies( $post->post_type ), true ) ) {
+			return;
+		}
+		if ( $this->inserting_new ) {
+			$this->before[ $id ] = null;
+			return;
+		}
+		$snapshot = $this->snapshot( $post );
+		if ( isset( $snapshot['terms'][ $taxonomy ] ) ) {
+			$old = array();
+			foreach ( (array) $old_tt_ids as $tt_id ) {
+				$term = get_term_by( 'term_taxonomy_id', (int) $tt_id, $taxonomy );
+				if ( $term ) {
+					$old[] = (int) $term->term_id;
+				}
+			}
+			sort( $old );
+			$snapshot['terms'][ $taxonomy ] = $old;
+		}
+		$this->before[ $id ] = $snapshot;
+	}
+
+	/**
+	 * Action `update_option_sticky_posts`.
+	 *
+	 * @param mixed $old Old value.
+	 * @param mixed $new New value.
+	 */
+	public function on_sticky_change( $old, $new ) {
+		$old = array_map( 'intval', (array) $old );
+		$new = array_map( 'intval', (array) $new );
+		foreach ( array_merge( array_diff( $old, $new ), array_diff( $new, $old ) ) as $id ) {
+			if ( array_key_exists( $id, $this->before ) ) {
+				continue;
+			}
+			$post = get_post( $id );
+			if ( $post ) {
+				$this->before[ $id ] = $this->snapshot( $post, array( 'sticky' => in_array( $id, $old, true ) ) );
+			}
+		}
+	}
+
+	/**
+	 * Filters `update_post_metadata` / `add_post_metadata` / `delete_post_metadata` (short-circuit
+	 * filters, value passed through): snapshot before the page template or featured image changes.
+	 *
+	 * @param mixed  $check    Short-circuit value (returned unchanged).
+	 * @param int    $post_id  Post id.
+	 * @param string $meta_key Meta key.
+	 * @return mixed
+	 */
+	public function on_meta_change( $check, $post_id, $meta_key ) {
+		if ( in_array( $meta_key, array( '_wp_page_template', '_thumbnail_id' ), true ) && ! $this->inserting_new ) {
+			$this->remember( (int) $post_id );
+		}
+		return $check;
+	}
+
+	/**
+	 * Action `before_delete_post`.
+	 *
+	 * @param int $post_id Post id.
+	 */
+	public function on_before_delete( $post_id ) {
+		$this->remember( (int) $post_id );
+	}
+
+	/**
+	 * Action `deleted_post`.
+	 *
+	 * @param int $post_id Post id.
+	 */
+	public function on_deleted( $post_id ) {
+		$this->deleted[ (int) $post_id ] = true;
+	}
+
+	/* ------------------------------------------------------------ snapshots */
+
+	/**
+	 * Snapshot a post once per request.
+	 *
+	 * @param int $post_id Post id.
+	 */
+	private function remember( $post_id ) {
+		if ( array_key_exists( $post_id, $this->before ) ) {
+			return;
+		}
+		$post = get_post( $post_id );
+		if ( $post ) {
+			$this->before[ $post_id ] = $this->snapshot( $post );
+		}
+	}
+
+	/**
+	 * Everything about a post that decides what pages show it, and how.
+	 *
+	 * @param \WP_Post $post      Post.
+	 * @param array    $overrides Field overrides.
+	 * @return array
+	 */
+	public function snapshot( \WP_Post $post, array $overrides = array() ) {
+		$terms = array();
+		foreach ( get_object_taxonomies( $post->post_type, 'objects' ) as $taxonomy ) {
+			if ( ! $taxonomy->public && ! $taxonomy->publicly_queryable ) {
+				continue;
+			}
+			$ids = wp_get_object_terms( $post->ID, $taxonomy->name, array( 'fields' => 'ids', 'update_term_meta_cache' => false ) );
+			$ids = is_wp_error( $ids ) ? array() : array_map( 'intval', $ids );
+			sort( $ids );
+			$terms[ $taxonomy->name ] = $ids;
+		}
+		$state = array(
+			'id'             => (int) $post->ID,
+			'type'           => $post->post_type,
+			'status'         => $post->post_status,
+			'name'           => $post->post_name,
+			'title'          => $post->post_title,
+			'content'        => md5( (string) $post->post_content ),
+			'excerpt'        => md5( (string) $post->post_excerpt ),
+			'date'           => $post->post_date,
+			'author'         => (int) $post->post_author,
+			'parent'         => (int) $post->post_parent,
+			'menu_order'     => (int) $post->menu_order,
+			'terms'          => $terms,
+			'sticky'         => is_sticky( $post->ID ),
+			'template'       => (string) get_post_meta( $post->ID, '_wp_page_template', true ),
+			'thumbnail'      => (int) get_post_meta( $post->ID, '_thumbnail_id', true ),
+			'password'       => md5( (string) $post->post_password ),
+			'comment_status' => $post->comment_status,
+		);
+		$state        = array_merge( $state, $overrides );
+		$state['url'] = $this->public_url( $post, $state );
+		return $state;
+	}
+
+	/**
+	 * The URL the post has (or had) while published — never the `?p=N` form an unpublished
+	 * post gets from get_permalink().
+	 *
+	 * @param \WP_Post $post  Post.
+	 * @param array    $state Snapshot fields.
+	 * @return string
+	 */
+	public function public_url( \WP_Post $post, array $state ) {
+		if ( ! is_post_type_viewable( $post->post_type ) || in_array( $post->post_type, self::IGNORED_TYPES, true ) ) {
+			return '';
+		}
+		$clone              = clone $post;
+		$clone->post_status = 'publish';
+		$clone->post_name   = (string) preg_replace( '/__trashed(-[0-9]+)?$/', '', (string) $state['name'] );
+		$clone->post_date   = $state['date'];
+		$clone->post_parent = $state['parent'];
+		if ( '' === $clone->post_name && (bool) get_option( 'permalink_structure' ) ) {
+			return '';
+		}
+		$url = get_permalink( $clone );
+		return is_string( $url ) ? $url : '';
+	}
+
+	/* ------------------------------------------------------------ diffing */
+
+	/**
+	 * Invalidation for everything changed so far, without forgetting the snapshots.
+	 *
+	 * @return Invalidation
+	 */
+	public function pending() {
+		$inv = new Invalidation();
+		foreach ( $this->before as $id => $before ) {
+			$inv->merge( $this->invalidation_for_post( (int) $id, $before ) );
+		}
+		return $inv;
+	}
+
+	/**
+	 * Invalidation for everything changed in this request; forgets the snapshots.
+	 *
+	 * @return Invalidation
+	 */
+	public function collect() {
+		$inv           = $this->pending();
+		$this->before  = array();
+		$this->deleted = array();
+		return $inv;
+	}
+
+	/**
+	 * Compare one post's snapshot with its current state.
+	 *
+	 * @param int        $id     Post id.
+	 * @param array|null $before Snapshot or null.
+	 * @return Invalidation
+	 */
+	private function invalidation_for_post( $id, $before ) {
+		$post  = isset( $this->deleted[ $id ] ) ? null : get_post( $id );
+		$after = $post ? $this->snapshot( $post ) : null;
+		$type  = $before['type'] ?? ( $post ? $post->post_type : '' );
+		$inv   = new Invalidation();
+
+		if ( '' === $type || in_array( $type, self::IGNORED_TYPES, true ) ) {
+			return $inv;
+		}
+		if ( null !== $before && null !== $after && ! $this->changed_fields( $before, $after ) ) {
+			return $inv;
+		}
+		$scheme = $this->scheme();
+		if ( in_array( $type, self::MENU_TYPES, true ) ) {
+			/* translators: %d: post id. */
+			return $inv->tags( array( $scheme->listing( 'menus' ) ), true )->reason( sprintf( 'menu item %d changed', $id ) );
+		}
+		if ( in_array( $type, self::SITE_TYPES, true ) ) {
+			return $inv->everything()->reason( sprintf( '%s %d changed', $type, $id ) );
+		}
+		if ( 'wp_block' === $type ) {
+			return $this->posts_embedding( $inv, $this->posts_containing( '"ref":' . $id . '}' ), sprintf( 'reusable block %d changed', $id ) );
+		}
+		if ( ! is_post_type_viewable( $type ) ) {
+			return $inv;
+		}
+		return $this->invalidation_for( $before, $after );
+	}
+
+	/**
+	 * Fields that differ between two snapshots.
+	 *
+	 * @param array $before Before.
+	 * @param array $after  After.
+	 * @return string[]
+	 */
+	public function changed_fields( array $before, array $after ) {
+		$changed = array();
+		foreach ( self::FIELDS as $field ) {
+			if ( ( $before[ $field ] ?? null ) !== ( $after[ $field ] ?? null ) ) {
+				$changed[] = $field;
+			}
+		}
+		return $changed;
+	}
+
+	/**
+	 * The rules: what a change from $before to $after invalidates (either may be null).
+	 *
+	 * @param array|null $before State before (null: did not exist).
+	 * @param array|null $after  State after (null: deleted).
+	 * @return Invalidation
+	 */
+	public function invalidation_for( $before, $after ) {
+		$inv    = new Invalidation();
+		$scheme = $this->scheme();
+		$was    = null !== $before && $this->is_public( $before );
+		$is     = null !== $after && $this->is_public( $after );
+		if ( ! $was && ! $is ) {
+			return $inv;
+		}
+		$id   = (int) ( $after['id'] ?? $before['id'] );
+		$type = $after['type'] ?? $before['type'];
+		$own  = array( $scheme->post( $id ), $scheme->rest_post( $id ) );
+
+		if ( $was && $is ) {
+			$changed = $this->changed_fields( $before, $after );
+			if ( ! $changed ) {
+				return $inv;
+			}
+			$inv->reason( sprintf( 'post %d updated (%s)', $id, implode( ', ', $changed ) ) );
+			$inv->tags( $own )->urls( array( $after['url'] ) );
+			$has = static function ( array $fields ) use ( $changed ) {
+				return (bool) array_intersect( $fields, $changed );
+			};
+			if ( $has( array( 'title', 'content', 'excerpt', 'thumbnail', 'date', 'author', 'terms', 'password', 'name', 'parent', 'comment_status' ) ) ) {
+				$inv->tags( array( $scheme->post_listed( $id ) ), true );
+			}
+			if ( $has( array( 'title', 'name', 'date', 'parent', 'password' ) ) ) {
+				$inv->tags( array( $scheme->post_linked( $id ) ), true );
+			}
+			if ( $before['url'] !== $after['url'] && '' !== $before['url'] ) {
+				$inv->urls( array( $before['url'] ) );
+			}
+			if ( $has( array( 'title', 'content', 'excerpt' ) ) ) {
+				$inv->tags( array( $scheme->listing( 'search' ) ), true );
+			}
+			if ( $has( array( 'terms' ) ) ) {
+				$tags = array();
+				foreach ( array_unique( array_merge( array_keys( $before['terms'] ), array_keys( $after['terms'] ) ) ) as $tax ) {
+					$old = $before['terms'][ $tax ] ?? array();
+					$new = $after['terms'][ $tax ] ?? array();
+					foreach ( array_merge( array_diff( $old, $new ), array_diff( $new, $old ) ) as $term_id ) {
+						$tags[] = $scheme->term_listing( $term_id );
+					}
+				}
+				$inv->tags( $tags, true );
+			}
+			if ( $has( array( 'author' ) ) ) {
+				$inv->tags( array( $scheme->author_listing( $before['author'] ), $scheme->author_listing( $after['author'] ) ), true );
+			}
+			if ( $has( array( 'date' ) ) ) {
+				// Position in every listing and the date archives change.
+				$inv->tags( array_merge( $this->listing_keys( $before ), $this->listing_keys( $after ), $this->neighbor_keys( $before ), $this->neighbor_keys( $after ) ), true );
+			}
+			if ( $has( array( 'sticky' ) ) && $this->is_listed_type( $type ) ) {
+				$inv->tags( array( $scheme->listing( 'home' ), $scheme->rest_collection( $this->rest_base( $type ) ) ), true );
+			}
+			if ( 'page' === $type && $has( array( 'title', 'name', 'parent', 'menu_order' ) ) ) {
+				$inv->tags( array( $scheme->listing( 'pages' ) ), true );
+			}
+			return $inv;
+		}
+
+		if ( $is ) {
+			// Published (new, from draft, or a scheduled post going live).
+			$inv->reason( sprintf( 'post %d published', $id ) );
+			$inv->tags( $own )->urls( array( $after['url'] ) ); // Drops a 404 cached at the new URL.
+			$inv->tags( array_merge( $this->listing_keys( $after ), $this->neighbor_keys( $after ) ), true );
+			return $inv;
+		}
+
+		// Unpublished, trashed or deleted: every page that shows it, and the URL it had.
+		$inv->reason( sprintf( 'post %d %s', $id, null === $after ? 'deleted' : ( 'trash' === $after['status'] ? 'trashed' : 'unpublished' ) ) );
+		$inv->tags( array_merge( $own, array( $scheme->post_listed( $id ), $scheme->post_linked( $id ), $scheme->comments( $id ) ) ) );
+		$inv->urls( array( $before['url'] ) );
+		$inv->tags( array_merge( $this->listing_keys( $before ), $this->neighbor_keys( $before ) ) );
+		return $inv;
+	}
+
+	/**
+	 * Whether a snapshot is visible to anonymous visitors.
+	 *
+	 * @param array $state Snapshot.
+	 * @return bool
+	 */
+	private function is_public( array $state ) {
+		return 'publish' === $state['status'] && is_post_type_viewable( $state['type'] ) && ! in_array( $state['type'], self::IGNORED_TYPES, true );
+	}
+
+	/**
+	 * Post types shown in the home, author and date listings.
+	 *
+	 * @param string $type Post type.
+	 * @return bool
+	 */
+	private function is_listed_type( $type ) {
+		return in_array( $type, (array) apply_filters( 'varnish_edge_listed_post_types', array( 'post' ) ), true );
+	}
+
+	/**
+	 * REST collection base of a post type.
+	 *
+	 * @param string $type Post type.
+	 * @return string
+	 */
+	private function rest_base( $type ) {
+		$object = get_post_type_object( $type );
+		return ( $object && $object->rest_base ) ? $object->rest_base : $type;
+	}
+
+	/**
+	 * Keys of every listing a post in this state belongs to.
+	 *
+	 * @param array $state Snapshot.
+	 * @return string[]
+	 */
+	public function listing_keys( array $state ) {
+		$scheme = $this->scheme();
+		$type   = $state['type'];
+		$keys   = array( $scheme->listing( 'search' ), $scheme->rest_collection( $this->rest_base( $type ) ) );
+		foreach ( $state['terms'] as $ids ) {
+			foreach ( $ids as $term_id ) {
+				$keys[] = $scheme->term_listing( $term_id );
+			}
+		}
+		$object = get_post_type_object( $type );
+		if ( $object && $object->has_archive ) {
+			$keys[] = $scheme->post_type_archive( $type );
+		}
+		if ( $this->is_listed_type( $type ) ) {
+			$time   = strtotime( $state['date'] );
+			$keys[] = $scheme->listing( 'home' );
+			$keys[] = $scheme->author_listing( $state['author'] );
+			$keys[] = $scheme->date( gmdate( 'Y', $time ) );
+			$keys[] = $scheme->date( gmdate( 'Ym', $time ) );
+			$keys[] = $scheme->date( gmdate( 'Ymd', $time ) );
+		}
+		if ( 'page' === $type ) {
+			$keys[] = $scheme->listing( 'pages' );
+		}
+		return $keys;
+	}
+
+	/**
+	 * Own-page keys of the published posts just before and after this one (their previous/next
+	 * links point to it).
+	 *
+	 * @param array $state Snapshot.
+	 * @return string[]
+	 */
+	public function neighbor_keys( array $state ) {
+		global $wpdb;
+		$keys = array();
+		foreach ( array( '<' => 'DESC', '>' => 'ASC' ) as $op => $order ) {
+			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+			$id = $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_status = 'publish' AND ID <> %d AND post_date {$op} %s ORDER BY post_date {$order}, ID {$order} LIMIT 1", $state['type'], $state['id'], $state['date'] ) );
+			if ( $id ) {
+				$keys[] = $this->scheme()->post( (int) $id );
+			}
+		}
+		return $keys;
+	}
+
+	/**
+	 * Published posts whose content contains a string.
+	 *
+	 * @param string $needle Needle.
+	 * @return int[]
+	 */
+	public function posts_containing( $needle ) {
+		global $wpdb;
+		$like = '%' . $wpdb->esc_like( $needle ) . '%';
+		return array_map( 'intval', $wpdb->get_col( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_status = 'publish' AND post_content LIKE %s LIMIT 500", $like ) ) );
+	}
+
+	/**
+	 * Invalidate the pages and listings of posts that embed something.
+	 *
+	 * @param Invalidation $inv    Target.
+	 * @param int[]        $ids    Post ids.
+	 * @param string       $reason Reason.
+	 * @return Invalidation
+	 */
+	public function posts_embedding( Invalidation $inv, array $ids, $reason ) {
+		$scheme = $this->scheme();
+		foreach ( array_unique( $ids ) as $id ) {
+			$inv->tags( array( $scheme->post( $id ), $scheme->post_listed( $id ), $scheme->rest_post( $id ) ), true );
+		}
+		return $inv->reason( $reason );
+	}
+}

@@ -1,0 +1,185 @@
+<?php
+/**
+ * WP-CLI commands.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Purge, explain and manage the outbox from the command line.
+ *
+ * ## EXAMPLES
+ *
+ *     wp varnish-edge purge all
+ *     wp varnish-edge purge url https://example.com/hello-world/
+ *     wp varnish-edge purge post 42
+ *     wp varnish-edge purge key home pl-42
+ *     wp varnish-edge explain 42
+ *     wp varnish-edge outbox status
+ *     wp varnish-edge outbox flush
+ */
+class CLI_Command {
+
+	/** @var callable(string,string):void Output sink: ($level, $message). */
+	private $out;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param callable|null $out Output sink; defaults to WP_CLI (errors halt).
+	 */
+	public function __construct( $out = null ) {
+		$this->out = $out ? $out : static function ( $level, $message ) {
+			switch ( $level ) {
+				case 'error':
+					\WP_CLI::error( $message );
+					break;
+				case 'success':
+					\WP_CLI::success( $message );
+					break;
+				default:
+					\WP_CLI::line( $message );
+			}
+		};
+	}
+
+	/**
+	 * Write output.
+	 *
+	 * @param string $level   line|success|error.
+	 * @param string $message Message.
+	 */
+	private function say( $level, $message ) {
+		call_user_func( $this->out, $level, $message );
+	}
+
+	/**
+	 * Purge the whole site, a URL, a post, or surrogate keys; sent immediately.
+	 *
+	 * ## OPTIONS
+	 *
+	 * <what>
+	 * : all | url | post | key
+	 *
+	 * [<target>...]
+	 * : URL, post ID, or keys (with or without the namespace prefix).
+	 *
+	 * @param array $args       Positional.
+	 * @param array $assoc_args Named.
+	 */
+	public function purge( $args, $assoc_args = array() ) {
+		$plugin = Plugin::instance();
+		$what   = $args[0] ?? '';
+		$rest   = array_slice( $args, 1 );
+		switch ( $what ) {
+			case 'all':
+				$inv = $plugin->manual->all( 'wp-cli' );
+				break;
+			case 'url':
+				$inv = isset( $rest[0] ) ? $plugin->manual->url( $rest[0], 'wp-cli' ) : new \WP_Error( 'usage', __( 'Usage: wp varnish-edge purge url <url>', 'varnish-edge' ) );
+				break;
+			case 'post':
+				$inv = isset( $rest[0] ) ? $plugin->manual->post( (int) $rest[0], 'wp-cli' ) : new \WP_Error( 'usage', __( 'Usage: wp varnish-edge purge post <id>', 'varnish-edge' ) );
+				break;
+			case 'key':
+				$inv = $plugin->manual->keys( $rest, 'wp-cli' );
+				break;
+			default:
+				$inv = new \WP_Error( 'usage', __( 'Usage: wp varnish-edge purge all|url <url>|post <id>|key <key>...', 'varnish-edge' ) );
+		}
+		if ( is_wp_error( $inv ) ) {
+			$this->say( 'error', $inv->get_error_message() );
+			return;
+		}
+		if ( ! $plugin->settings->is_configured() ) {
+			$this->say( 'error', __( 'The purger is not configured (purger URL and secret).', 'varnish-edge' ) );
+			return;
+		}
+		$plugin->queue->add( $inv );
+		$events = $plugin->queue->commit();
+		$report = $plugin->outbox->process( true );
+		if ( $report['failed'] ) {
+			/* translators: %s: error. */
+			$this->say( 'error', sprintf( __( 'Queued in the outbox; delivery failed: %s', 'varnish-edge' ), $report['error'] ) );
+			return;
+		}
+		/* translators: %d: number of events. */
+		$this->say( 'success', sprintf( __( 'Sent %d events.', 'varnish-edge' ), count( $events ) ) );
+	}
+
+	/**
+	 * Show the keys and URLs an edit of a post would invalidate.
+	 *
+	 * ## OPTIONS
+	 *
+	 * <post>
+	 * : Post ID.
+	 *
+	 * @param array $args       Positional.
+	 * @param array $assoc_args Named.
+	 */
+	public function explain( $args, $assoc_args = array() ) {
+		$result = Plugin::instance()->manual->explain( (int) ( $args[0] ?? 0 ) );
+		if ( is_wp_error( $result ) ) {
+			$this->say( 'error', $result->get_error_message() );
+			return;
+		}
+		$labels = array(
+			'update'    => __( 'Content update', 'varnish-edge' ),
+			'unpublish' => __( 'Unpublish, trash or delete', 'varnish-edge' ),
+			'publish'   => __( 'Publish (from draft or schedule)', 'varnish-edge' ),
+		);
+		foreach ( $result as $case => $inv ) {
+			$this->say( 'line', $labels[ $case ] . ':' );
+			foreach ( array( 'hard_tags' => 'key (hard)', 'soft_tags' => 'key (soft)', 'hard_urls' => 'url (hard)', 'soft_urls' => 'url (soft)', 'prefixes' => 'prefix' ) as $prop => $label ) {
+				foreach ( array_keys( $inv->$prop ) as $value ) {
+					$this->say( 'line', '  ' . $label . '  ' . $value );
+				}
+			}
+		}
+	}
+
+	/**
+	 * Outbox status or delivery.
+	 *
+	 * ## OPTIONS
+	 *
+	 * <action>
+	 * : status | flush
+	 *
+	 * @param array $args       Positional.
+	 * @param array $assoc_args Named.
+	 */
+	public function outbox( $args, $assoc_args = array() ) {
+		$plugin = Plugin::instance();
+		$action = $args[0] ?? 'status';
+		if ( 'flush' === $action ) {
+			$report = $plugin->outbox->process( true, 100 );
+			$stats  = $plugin->outbox->stats();
+			if ( $report['failed'] ) {
+				/* translators: 1: error, 2: pending batches. */
+				$this->say( 'error', sprintf( __( 'Delivery failed: %1$s (%2$d batches pending).', 'varnish-edge' ), $report['error'], $stats['rows'] ) );
+				return;
+			}
+			/* translators: 1: webhooks, 2: events, 3: pending batches. */
+			$this->say( 'success', sprintf( __( 'Delivered %1$d webhooks (%2$d events); %3$d batches pending.', 'varnish-edge' ), $report['sent'], $report['events'], $stats['rows'] ) );
+			return;
+		}
+		if ( 'status' !== $action ) {
+			$this->say( 'error', __( 'Usage: wp varnish-edge outbox status|flush', 'varnish-edge' ) );
+			return;
+		}
+		$stats  = $plugin->outbox->stats();
+		$status = Outbox::status();
+		/* translators: %d: batches. */
+		$this->say( 'line', sprintf( __( 'Pending batches: %d', 'varnish-edge' ), $stats['rows'] ) );
+		/* translators: %d: events. */
+		$this->say( 'line', sprintf( __( 'Pending events: %d', 'varnish-edge' ), $stats['events'] ) );
+		/* translators: %s: date. */
+		$this->say( 'line', sprintf( __( 'Last successful delivery: %s', 'varnish-edge' ), $status['last_success'] ? gmdate( 'c', $status['last_success'] ) : __( 'never', 'varnish-edge' ) ) );
+		/* translators: %s: error. */
+		$this->say( 'line', sprintf( __( 'Last error: %s', 'varnish-edge' ), '' !== $status['last_error'] ? $status['last_error'] : __( 'none', 'varnish-edge' ) ) );
+	}
+}

@@ -1,0 +1,160 @@
+<?php
+/**
+ * Turns an invalidation into protocol events.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Builds the `events` array of the webhook body (docs/protocol.md §1).
+ */
+class Event_Builder {
+
+	const MAX_ITEMS  = 1000;
+	const MAX_URLLEN = 2048;
+
+	/**
+	 * Events for an invalidation. Per-object keys also carry their group keys; hard entries win
+	 * over soft duplicates; URLs of other hosts are dropped.
+	 *
+	 * @param Invalidation $inv    Invalidation.
+	 * @param string       $site   Normalized site host.
+	 * @param Key_Scheme   $scheme Key scheme (for group keys).
+	 * @param int          $now    Unix time of the change.
+	 * @return array<int,array<string,mixed>>
+	 */
+	public static function build( Invalidation $inv, $site, Key_Scheme $scheme, $now ) {
+		$reason = self::reason( array_keys( $inv->reasons ) );
+		$time   = gmdate( 'Y-m-d\TH:i:s\Z', (int) $now );
+		$make   = static function ( $kind, array $fields, $soft ) use ( $reason, $time ) {
+			return array_merge(
+				array(
+					'id'   => self::event_id(),
+					'kind' => $kind,
+				),
+				$fields,
+				array(
+					'soft'   => (bool) $soft,
+					'reason' => $reason,
+					'time'   => $time,
+				)
+			);
+		};
+
+		if ( $inv->all ) {
+			return array( $make( 'all', array(), false ) );
+		}
+
+		$events    = array();
+		$hard_tags = $scheme->with_groups( array_keys( $inv->hard_tags ) );
+		$soft_tags = array_values( array_diff( $scheme->with_groups( array_keys( $inv->soft_tags ) ), $hard_tags ) );
+		$hard_urls = self::clean_urls( array_keys( $inv->hard_urls ), $site );
+		$soft_urls = array_values( array_diff( self::clean_urls( array_keys( $inv->soft_urls ), $site ), $hard_urls ) );
+		$prefixes  = self::clean_urls( array_keys( $inv->prefixes ), $site );
+
+		foreach ( array_chunk( self::valid_tags( $hard_tags ), self::MAX_ITEMS ) as $chunk ) {
+			$events[] = $make( 'tags', array( 'tags' => $chunk ), false );
+		}
+		foreach ( array_chunk( self::valid_tags( $soft_tags ), self::MAX_ITEMS ) as $chunk ) {
+			$events[] = $make( 'tags', array( 'tags' => $chunk ), true );
+		}
+		foreach ( array_chunk( $hard_urls, self::MAX_ITEMS ) as $chunk ) {
+			$events[] = $make( 'urls', array( 'urls' => $chunk ), false );
+		}
+		foreach ( array_chunk( $soft_urls, self::MAX_ITEMS ) as $chunk ) {
+			$events[] = $make( 'urls', array( 'urls' => $chunk ), true );
+		}
+		foreach ( array_chunk( $prefixes, self::MAX_ITEMS ) as $chunk ) {
+			$events[] = $make( 'prefix', array( 'urls' => $chunk ), false );
+		}
+		return $events;
+	}
+
+	/**
+	 * One "purge the whole site" event.
+	 *
+	 * @param string $reason Reason.
+	 * @param int    $now    Unix time.
+	 * @return array<string,mixed>
+	 */
+	public static function all_event( $reason, $now ) {
+		return array(
+			'id'     => self::event_id(),
+			'kind'   => 'all',
+			'soft'   => false,
+			'reason' => self::reason( array( $reason ) ),
+			'time'   => gmdate( 'Y-m-d\TH:i:s\Z', (int) $now ),
+		);
+	}
+
+	/**
+	 * Unique event id.
+	 *
+	 * @return string
+	 */
+	public static function event_id() {
+		return 'wp-' . bin2hex( random_bytes( 12 ) );
+	}
+
+	/**
+	 * Joined reasons, at most 500 bytes of valid UTF-8.
+	 *
+	 * @param string[] $reasons Reasons.
+	 * @return string
+	 */
+	private static function reason( array $reasons ) {
+		$text = implode( '; ', $reasons );
+		if ( strlen( $text ) > 500 ) {
+			$text = mb_strcut( $text, 0, 496, 'UTF-8' ) . ' …';
+		}
+		return $text;
+	}
+
+	/**
+	 * Keys that satisfy the protocol's tag rule.
+	 *
+	 * @param string[] $tags Keys.
+	 * @return string[]
+	 */
+	private static function valid_tags( array $tags ) {
+		return array_values(
+			array_filter(
+				$tags,
+				static function ( $tag ) {
+					return (bool) preg_match( '/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/', $tag );
+				}
+			)
+		);
+	}
+
+	/**
+	 * Absolute http(s) URLs on the site host, non-ASCII percent-encoded, fragments dropped.
+	 *
+	 * @param string[] $urls URLs.
+	 * @param string   $site Site host.
+	 * @return string[]
+	 */
+	public static function clean_urls( array $urls, $site ) {
+		$out = array();
+		foreach ( $urls as $url ) {
+			$url = preg_replace( '/#.*$/s', '', (string) $url );
+			$url = preg_replace_callback(
+				'/[^\x21-\x7e]/',
+				static function ( $m ) {
+					return rawurlencode( $m[0] );
+				},
+				$url
+			);
+			if ( ! preg_match( '#^https?://#i', $url ) || strlen( $url ) > self::MAX_URLLEN ) {
+				continue;
+			}
+			if ( Settings::site_host( $url ) !== $site ) {
+				continue;
+			}
+			$out[ $url ] = true;
+		}
+		return array_keys( $out );
+	}
+}

@@ -1,0 +1,100 @@
+<?php
+/**
+ * Per-request event queue.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Collects invalidations during a request, deduplicates them, and at shutdown (after the response
+ * has been flushed) writes one batch to the outbox and delivers it.
+ */
+class Event_Queue {
+
+	/** @var Invalidation */
+	private $pending;
+
+	/** @var Settings */
+	private $settings;
+
+	/** @var Outbox */
+	private $outbox;
+
+	/** @var Change_Detector */
+	private $detector;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings        $settings Settings.
+	 * @param Outbox          $outbox   Outbox.
+	 * @param Change_Detector $detector Post change detector (flushed into the batch at dispatch).
+	 */
+	public function __construct( Settings $settings, Outbox $outbox, Change_Detector $detector ) {
+		$this->settings = $settings;
+		$this->outbox   = $outbox;
+		$this->detector = $detector;
+		$this->pending  = new Invalidation();
+	}
+
+	/**
+	 * Queue an invalidation for the end of the request.
+	 *
+	 * @param Invalidation $inv Invalidation.
+	 */
+	public function add( Invalidation $inv ) {
+		$this->pending->merge( $inv );
+	}
+
+	/**
+	 * What would be sent now (post changes included), without sending.
+	 *
+	 * @return Invalidation
+	 */
+	public function peek() {
+		$inv = clone $this->pending;
+		return $inv->merge( $this->detector->pending() );
+	}
+
+	/**
+	 * Build the batch for everything queued in this request and store it in the outbox.
+	 *
+	 * @return array Events stored (empty when nothing changed).
+	 */
+	public function commit() {
+		$inv           = $this->pending->merge( $this->detector->collect() );
+		$this->pending = new Invalidation();
+		if ( $inv->is_empty() ) {
+			return array();
+		}
+		$scheme = new Key_Scheme( $this->settings->key_namespace() );
+		$site   = Settings::site_host( home_url() );
+		$events = Event_Builder::build( $inv, $site, $scheme, time() );
+		if ( $events && $this->settings->is_configured() ) {
+			$this->outbox->enqueue( $site, $events );
+		}
+		return $events;
+	}
+
+	/**
+	 * Shutdown handler: flush the response to the browser, then commit and deliver.
+	 */
+	public function dispatch() {
+		$has_events = ! $this->peek()->is_empty();
+		$has_due    = $this->settings->is_configured() && $this->outbox->has_due();
+		if ( ! $has_events && ! $has_due ) {
+			return;
+		}
+		if ( function_exists( 'fastcgi_finish_request' ) ) {
+			// The browser gets its response now; delivery continues in the background.
+			ignore_user_abort( true );
+			fastcgi_finish_request();
+		}
+		$this->commit();
+		if ( $this->settings->is_configured() ) {
+			$this->outbox->process();
+		}
+	}
+}

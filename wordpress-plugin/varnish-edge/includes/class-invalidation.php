@@ -1,0 +1,149 @@
+<?php
+/**
+ * A set of things to invalidate.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Mergeable value object: keys and URLs, hard or soft, path prefixes, or the whole site.
+ */
+class Invalidation {
+
+	/** @var array<string,bool> */
+	public $hard_tags = array();
+	/** @var array<string,bool> */
+	public $soft_tags = array();
+	/** @var array<string,bool> */
+	public $hard_urls = array();
+	/** @var array<string,bool> */
+	public $soft_urls = array();
+	/** @var array<string,bool> */
+	public $prefixes = array();
+	/** @var bool */
+	public $all = false;
+	/** @var array<string,bool> */
+	public $reasons = array();
+
+	/**
+	 * Add keys.
+	 *
+	 * @param string[] $tags Keys.
+	 * @param bool     $soft Soft purge.
+	 * @return $this
+	 */
+	public function tags( array $tags, $soft = false ) {
+		foreach ( $tags as $tag ) {
+			if ( is_string( $tag ) && '' !== $tag ) {
+				if ( $soft ) {
+					$this->soft_tags[ $tag ] = true;
+				} else {
+					$this->hard_tags[ $tag ] = true;
+				}
+			}
+		}
+		return $this;
+	}
+
+	/**
+	 * Add exact URLs.
+	 *
+	 * @param string[] $urls URLs.
+	 * @param bool     $soft Soft purge.
+	 * @return $this
+	 */
+	public function urls( array $urls, $soft = false ) {
+		foreach ( $urls as $url ) {
+			if ( is_string( $url ) && '' !== $url ) {
+				if ( $soft ) {
+					$this->soft_urls[ $url ] = true;
+				} else {
+					$this->hard_urls[ $url ] = true;
+				}
+			}
+		}
+		return $this;
+	}
+
+	/**
+	 * Add URL prefixes (every URL under them, hard).
+	 *
+	 * @param string[] $urls URL prefixes.
+	 * @return $this
+	 */
+	public function prefixes( array $urls ) {
+		foreach ( $urls as $url ) {
+			if ( is_string( $url ) && '' !== $url ) {
+				$this->prefixes[ $url ] = true;
+			}
+		}
+		return $this;
+	}
+
+	/**
+	 * Invalidate the whole site.
+	 *
+	 * @return $this
+	 */
+	public function everything() {
+		$this->all = true;
+		return $this;
+	}
+
+	/**
+	 * Add a human-readable reason.
+	 *
+	 * @param string $reason Reason.
+	 * @return $this
+	 */
+	public function reason( $reason ) {
+		$this->reasons[ $reason ] = true;
+		return $this;
+	}
+
+	/**
+	 * Merge another invalidation into this one.
+	 *
+	 * @param Invalidation $other Other.
+	 * @return $this
+	 */
+	public function merge( Invalidation $other ) {
+		$this->hard_tags += $other->hard_tags;
+		$this->soft_tags += $other->soft_tags;
+		$this->hard_urls += $other->hard_urls;
+		$this->soft_urls += $other->soft_urls;
+		$this->prefixes  += $other->prefixes;
+		$this->reasons   += $other->reasons;
+		$this->all        = $this->all || $other->all;
+		return $this;
+	}
+
+	/**
+	 * Whether there is nothing to invalidate.
+	 *
+	 * @return bool
+	 */
+	public function is_empty() {
+		return ! $this->all && ! $this->hard_tags && ! $this->soft_tags && ! $this->hard_urls && ! $this->soft_urls && ! $this->prefixes;
+	}
+
+	/**
+	 * Every key (hard and soft).
+	 *
+	 * @return string[]
+	 */
+	public function all_tags() {
+		return array_keys( $this->hard_tags + $this->soft_tags );
+	}
+
+	/**
+	 * Every URL (hard and soft, not prefixes).
+	 *
+	 * @return string[]
+	 */
+	public function all_urls() {
+		return array_keys( $this->hard_urls + $this->soft_urls );
+	}
+}

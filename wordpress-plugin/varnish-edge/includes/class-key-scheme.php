@@ -1,0 +1,260 @@
+<?php
+/**
+ * Surrogate key naming.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Builds namespaced xkey names. Every key is `<ns>-<kind>[-<id>]`.
+ *
+ * Object keys (one per thing shown):
+ *   p-N    the post's own page (singular view of post N, its comment feed)
+ *   pl-N   post N listed with its content/excerpt (archives, feeds, secondary loops)
+ *   pn-N   post N linked by title only (page lists, previous/next links)
+ *   c-N    the comments of post N
+ *   t-N    term N's name or link shown
+ *   u-N    user N shown as an author
+ * Listing keys (which query a page shows): home, front, pta-<type>, tl-N (term archive),
+ *   ul-N (author archive), date-YYYY[MM[DD]], feed, search, 404, pages (page lists),
+ *   comments (site-wide comment listings), menus, widgets.
+ * REST keys: r-p-N, r-t-N, r-u-N (resources), r-c-<base> (collections).
+ */
+class Key_Scheme {
+
+	/**
+	 * Classes whose per-object keys may be replaced by one group key on oversize pages.
+	 */
+	const GROUPED = array( 'pl', 'pn', 't', 'u', 'c', 'r-p', 'r-t', 'r-u' );
+
+	/**
+	 * Namespace prefix.
+	 *
+	 * @var string
+	 */
+	private $ns;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param string $ns Namespace.
+	 */
+	public function __construct( $ns ) {
+		$this->ns = $ns;
+	}
+
+	/**
+	 * Namespace.
+	 *
+	 * @return string
+	 */
+	public function ns() {
+		return $this->ns;
+	}
+
+	/**
+	 * A namespaced key; long or unusual suffixes are hashed to stay within the tag rule.
+	 *
+	 * @param string          $kind Kind.
+	 * @param string|int|null $id   Id or name.
+	 * @return string
+	 */
+	public function key( $kind, $id = null ) {
+		$key = $this->ns . '-' . $kind . ( null === $id ? '' : '-' . $id );
+		if ( strlen( $key ) > 128 || ! preg_match( '/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/', $key ) ) {
+			$key = $this->ns . '-' . $kind . '-h' . substr( md5( (string) $id ), 0, 16 );
+		}
+		return $key;
+	}
+
+	/** @param int $id Post id. */
+	public function post( $id ) {
+		return $this->key( 'p', (int) $id );
+	}
+
+	/** @param int $id Post id. */
+	public function post_listed( $id ) {
+		return $this->key( 'pl', (int) $id );
+	}
+
+	/** @param int $id Post id. */
+	public function post_linked( $id ) {
+		return $this->key( 'pn', (int) $id );
+	}
+
+	/** @param int $id Post id. */
+	public function comments( $id ) {
+		return $this->key( 'c', (int) $id );
+	}
+
+	/** @param int $id Term id. */
+	public function term( $id ) {
+		return $this->key( 't', (int) $id );
+	}
+
+	/** @param int $id Term id. */
+	public function term_listing( $id ) {
+		return $this->key( 'tl', (int) $id );
+	}
+
+	/** @param int $id User id. */
+	public function user( $id ) {
+		return $this->key( 'u', (int) $id );
+	}
+
+	/** @param int $id User id. */
+	public function author_listing( $id ) {
+		return $this->key( 'ul', (int) $id );
+	}
+
+	/** @param string $type Post type. */
+	public function post_type_archive( $type ) {
+		return $this->key( 'pta', $type );
+	}
+
+	/**
+	 * Date archive key.
+	 *
+	 * @param string $ymd Year, year+month or year+month+day digits.
+	 * @return string
+	 */
+	public function date( $ymd ) {
+		return $this->key( 'date', $ymd );
+	}
+
+	/**
+	 * Listing kind keys: home, front, feed, search, 404, pages, comments, menus, widgets.
+	 *
+	 * @param string $kind Kind.
+	 * @return string
+	 */
+	public function listing( $kind ) {
+		return $this->key( $kind );
+	}
+
+	/** @param int $id Post id. */
+	public function rest_post( $id ) {
+		return $this->key( 'r-p', (int) $id );
+	}
+
+	/** @param int $id Term id. */
+	public function rest_term( $id ) {
+		return $this->key( 'r-t', (int) $id );
+	}
+
+	/** @param int $id User id. */
+	public function rest_user( $id ) {
+		return $this->key( 'r-u', (int) $id );
+	}
+
+	/** @param string $base Route base (post type rest_base, taxonomy, users). */
+	public function rest_collection( $base ) {
+		return $this->key( 'r-c', $base );
+	}
+
+	/**
+	 * Group key of a class (e.g. `<ns>-pl-many`).
+	 *
+	 * @param string $class Class.
+	 * @return string
+	 */
+	public function group( $class ) {
+		return $this->ns . '-' . $class . '-many';
+	}
+
+	/**
+	 * Class of a per-object key of this namespace, or null (e.g. `pl` for `<ns>-pl-42`).
+	 *
+	 * @param string $key Key.
+	 * @return string|null
+	 */
+	public function class_of( $key ) {
+		$prefix = $this->ns . '-';
+		if ( 0 !== strpos( $key, $prefix ) ) {
+			return null;
+		}
+		if ( preg_match( '/^(r-[ptu]|pl|pn|t|u|c)-[0-9]+$/', substr( $key, strlen( $prefix ) ), $m ) ) {
+			return $m[1];
+		}
+		return null;
+	}
+
+	/**
+	 * Keys to purge for a set of keys: each per-object key also purges its group key,
+	 * because an oversize page may carry the group key instead.
+	 *
+	 * @param string[] $keys Keys.
+	 * @return string[]
+	 */
+	public function with_groups( array $keys ) {
+		$out = array();
+		foreach ( $keys as $key ) {
+			$out[ $key ] = true;
+			$class       = $this->class_of( $key );
+			if ( null !== $class ) {
+				$out[ $this->group( $class ) ] = true;
+			}
+		}
+		return array_keys( $out );
+	}
+
+	/**
+	 * Split keys into header lines of at most $line_budget bytes; when the total exceeds
+	 * $total_budget, collapse the largest groupable class into its group key until it fits.
+	 *
+	 * @param string[] $keys         Keys.
+	 * @param int      $line_budget  Max bytes per header value.
+	 * @param int      $total_budget Max bytes over all lines.
+	 * @return string[] Header values.
+	 */
+	public function header_lines( array $keys, $line_budget = 4000, $total_budget = 16000 ) {
+		$keys = array_values( array_unique( $keys ) );
+		while ( self::total_bytes( $keys ) > $total_budget ) {
+			$by_class = array();
+			foreach ( $keys as $key ) {
+				$class = $this->class_of( $key );
+				if ( null !== $class ) {
+					$by_class[ $class ][] = $key;
+				}
+			}
+			if ( array() === $by_class ) {
+				break;
+			}
+			uasort(
+				$by_class,
+				static function ( $a, $b ) {
+					return count( $b ) <=> count( $a );
+				}
+			);
+			$class  = array_key_first( $by_class );
+			$keys   = array_values( array_diff( $keys, $by_class[ $class ] ) );
+			$keys[] = $this->group( $class );
+		}
+
+		$lines   = array();
+		$current = '';
+		foreach ( $keys as $key ) {
+			if ( '' !== $current && strlen( $current ) + 1 + strlen( $key ) > $line_budget ) {
+				$lines[] = $current;
+				$current = '';
+			}
+			$current .= ( '' === $current ? '' : ' ' ) . $key;
+		}
+		if ( '' !== $current ) {
+			$lines[] = $current;
+		}
+		return $lines;
+	}
+
+	/**
+	 * Bytes of the keys joined by spaces.
+	 *
+	 * @param string[] $keys Keys.
+	 * @return int
+	 */
+	private static function total_bytes( array $keys ) {
+		return array() === $keys ? 0 : strlen( implode( ' ', $keys ) );
+	}
+}

@@ -1,0 +1,178 @@
+<?php
+/**
+ * Wiring.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Builds the services and registers every hook of the plugin in one place.
+ */
+class Plugin {
+
+	/** @var Plugin|null */
+	private static $instance = null;
+
+	/** @var Settings */
+	public $settings;
+	/** @var Outbox */
+	public $outbox;
+	/** @var Change_Detector */
+	public $detector;
+	/** @var Event_Queue */
+	public $queue;
+	/** @var Surrogate_Keys */
+	public $keys;
+	/** @var Related_Changes */
+	public $related;
+	/** @var Manual_Purge */
+	public $manual;
+
+	/**
+	 * The plugin.
+	 *
+	 * @return Plugin
+	 */
+	public static function instance() {
+		if ( null === self::$instance ) {
+			self::$instance = new self();
+		}
+		return self::$instance;
+	}
+
+	/**
+	 * Build the services.
+	 */
+	private function __construct() {
+		$this->settings = new Settings();
+		$this->outbox   = new Outbox( new Webhook_Client( $this->settings ) );
+		$this->detector = new Change_Detector( $this->settings );
+		$this->queue    = new Event_Queue( $this->settings, $this->outbox, $this->detector );
+		$this->keys     = new Surrogate_Keys( $this->settings );
+		$this->related  = new Related_Changes( $this->settings, $this->queue, $this->detector );
+		$this->manual   = new Manual_Purge( $this->settings, $this->detector );
+	}
+
+	/**
+	 * Deactivation: stop the retry schedule (the outbox table stays until uninstall).
+	 */
+	public static function deactivate() {
+		wp_clear_scheduled_hook( Outbox::CRON_HOOK );
+	}
+
+	/**
+	 * Register every hook.
+	 */
+	public function register() {
+		add_action( 'plugins_loaded', array( Outbox::class, 'maybe_install' ) );
+		add_action( 'init', array( $this, 'load_textdomain' ) );
+
+		// Post changes: snapshot before, compare at the end of the request.
+		$d = $this->detector;
+		add_filter( 'wp_insert_post_data', array( $d, 'on_insert_post_data' ), 10, 4 );
+		add_action( 'pre_post_update', array( $d, 'on_pre_post_update' ), 1, 1 );
+		add_action( 'transition_post_status', array( $d, 'on_transition_post_status' ), 1, 3 );
+		add_action( 'wp_insert_post', array( $d, 'on_insert_post' ), 1, 3 );
+		add_action( 'set_object_terms', array( $d, 'on_set_object_terms' ), 1, 6 );
+		add_action( 'update_option_sticky_posts', array( $d, 'on_sticky_change' ), 1, 2 );
+		add_action( 'add_option_sticky_posts', array( $d, 'on_sticky_change' ), 1, 2 );
+		foreach ( array( 'update', 'add', 'delete' ) as $op ) {
+			add_filter( "{$op}_post_metadata", array( $d, 'on_meta_change' ), 1, 3 );
+		}
+		add_action( 'before_delete_post', array( $d, 'on_before_delete' ), 1, 1 );
+		add_action( 'deleted_post', array( $d, 'on_deleted' ), 1, 1 );
+
+		// Everything else that renders.
+		$r = $this->related;
+		add_action( 'wp_insert_comment', array( $r, 'on_comment_inserted' ), 10, 2 );
+		add_action( 'transition_comment_status', array( $r, 'on_comment_status' ), 10, 3 );
+		add_action( 'edit_comment', array( $r, 'on_comment_edited' ), 10, 1 );
+		add_action( 'delete_comment', array( $r, 'on_comment_deleted' ), 10, 2 );
+		add_action( 'edit_terms', array( $r, 'on_term_before' ), 10, 2 );
+		add_action( 'pre_delete_term', array( $r, 'on_term_before' ), 10, 2 );
+		add_action( 'created_term', array( $r, 'on_term_created' ), 10, 3 );
+		add_action( 'edited_term', array( $r, 'on_term_edited' ), 10, 3 );
+		add_action( 'delete_term', array( $r, 'on_term_deleted' ), 10, 3 );
+		foreach ( array( 'wp_update_nav_menu', 'wp_delete_nav_menu', 'wp_update_nav_menu_item', 'wp_add_nav_menu_item' ) as $hook ) {
+			add_action( $hook, array( $r, 'menus_changed' ), 10, 0 );
+		}
+		add_action( 'switch_theme', array( $r, 'on_switch_theme' ), 10, 1 );
+		add_action( 'customize_save_after', array( $r, 'on_customize_save' ), 10, 0 );
+		add_action( 'updated_option', array( $r, 'on_option_updated' ), 10, 3 );
+		add_filter( 'wp_pre_insert_user_data', array( $r, 'on_user_before' ), 10, 3 );
+		add_action( 'profile_update', array( $r, 'on_profile_update' ), 10, 1 );
+		add_action( 'deleted_user', array( $r, 'on_user_deleted' ), 10, 2 );
+		add_action( 'attachment_updated', array( $r, 'on_attachment_changed' ), 10, 1 );
+		add_action( 'delete_attachment', array( $r, 'on_attachment_changed' ), 10, 1 );
+
+		// Surrogate keys on responses.
+		$k = $this->keys;
+		add_action( 'template_redirect', array( $k, 'start' ), 0 );
+		add_action( 'the_post', array( $k, 'on_the_post' ), 10, 1 );
+		add_filter( 'previous_post_link', array( $k, 'on_adjacent_link' ), 10, 4 );
+		add_filter( 'next_post_link', array( $k, 'on_adjacent_link' ), 10, 4 );
+		add_filter( 'get_pages', array( $k, 'on_get_pages' ), 10, 1 );
+		add_filter( 'get_comments_number', array( $k, 'on_comments_number' ), 10, 2 );
+		add_filter( 'render_block', array( $k, 'on_render_block' ), 10, 2 );
+		add_filter( 'wp_nav_menu', array( $k, 'on_nav_menu' ), 10, 1 );
+		add_action( 'dynamic_sidebar_before', array( $k, 'on_sidebar' ), 10, 0 );
+		add_action( 'rest_api_init', array( $this, 'register_rest_key_filters' ), 100 );
+		add_filter( 'rest_post_dispatch', array( $k, 'on_rest_dispatch' ), 10, 3 );
+		add_filter( 'rest_pre_serve_request', array( $k, 'on_rest_serve' ), 10, 3 );
+
+		// Delivery.
+		add_action( 'shutdown', array( $this->queue, 'dispatch' ), 100 );
+		add_action( Outbox::CRON_HOOK, array( $this, 'process_outbox' ) );
+
+		// Admin and tools.
+		$admin = new Admin_Page( $this->settings, $this->outbox, $this->queue, $this->manual );
+		add_action( 'admin_menu', array( $admin, 'add_menu' ) );
+		add_action( 'admin_init', array( $admin, 'register_settings' ) );
+		add_action( 'admin_notices', array( $admin, 'notices' ) );
+		add_action( 'admin_post_varnish_edge_test', array( $admin, 'handle_test' ) );
+		add_action( 'admin_post_varnish_edge_flush_outbox', array( $admin, 'handle_flush_outbox' ) );
+		add_action( 'admin_post_varnish_edge_purge', array( $admin, 'handle_purge' ) );
+		add_filter( 'plugin_action_links_' . plugin_basename( PLUGIN_FILE ), array( $admin, 'action_links' ) );
+
+		$bar = new Admin_Bar();
+		add_action( 'admin_bar_menu', array( $bar, 'add_nodes' ), 100 );
+
+		$health = new Site_Health( $this->settings, $this->outbox );
+		add_filter( 'site_status_tests', array( $health, 'register' ) );
+
+		if ( defined( 'WP_CLI' ) && WP_CLI && class_exists( '\WP_CLI' ) ) {
+			\WP_CLI::add_command( 'varnish-edge', CLI_Command::class );
+		}
+	}
+
+	/**
+	 * Load translations.
+	 */
+	public function load_textdomain() {
+		load_plugin_textdomain( 'varnish-edge', false, dirname( plugin_basename( PLUGIN_FILE ) ) . '/languages' );
+	}
+
+	/**
+	 * Per-type REST filters (post types and taxonomies exist only after init).
+	 */
+	public function register_rest_key_filters() {
+		foreach ( get_post_types( array( 'show_in_rest' => true ) ) as $type ) {
+			add_filter( "rest_prepare_{$type}", array( $this->keys, 'on_rest_post' ), 10, 2 );
+		}
+		foreach ( get_taxonomies( array( 'show_in_rest' => true ) ) as $taxonomy ) {
+			add_filter( "rest_prepare_{$taxonomy}", array( $this->keys, 'on_rest_term' ), 10, 2 );
+		}
+		add_filter( 'rest_prepare_user', array( $this->keys, 'on_rest_user' ), 10, 2 );
+	}
+
+	/**
+	 * WP-Cron retry of the outbox.
+	 */
+	public function process_outbox() {
+		if ( $this->settings->is_configured() ) {
+			$this->outbox->process();
+		}
+	}
+}

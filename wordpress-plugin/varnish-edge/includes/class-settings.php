@@ -1,0 +1,268 @@
+<?php
+/**
+ * Settings: one option, overridable by wp-config constants.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Reads, validates and normalizes the plugin settings.
+ */
+class Settings {
+
+	const OPTION      = 'varnish_edge_settings';
+	const DEFAULT_TTL = 604800;
+	const MIN_TTL     = 60;
+	const MAX_TTL     = 31536000;
+
+	/**
+	 * Setting name => wp-config constant that overrides it.
+	 */
+	const CONSTANTS = array(
+		'purger_url' => 'VARNISH_EDGE_PURGER_URL',
+		'secret'     => 'VARNISH_EDGE_SECRET',
+		'namespace'  => 'VARNISH_EDGE_NAMESPACE',
+		'ttl'        => 'VARNISH_EDGE_TTL',
+	);
+
+	/**
+	 * Raw stored values merged with defaults.
+	 *
+	 * @return array<string,mixed>
+	 */
+	public function stored() {
+		$stored = get_option( self::OPTION, array() );
+		return array_merge(
+			array(
+				'purger_url' => '',
+				'secret'     => '',
+				'namespace'  => '',
+				'ttl'        => self::DEFAULT_TTL,
+			),
+			is_array( $stored ) ? $stored : array()
+		);
+	}
+
+	/**
+	 * Whether a setting comes from a wp-config constant.
+	 *
+	 * @param string $name Setting name.
+	 * @return bool
+	 */
+	public function is_constant( $name ) {
+		return isset( self::CONSTANTS[ $name ] ) && defined( self::CONSTANTS[ $name ] );
+	}
+
+	/**
+	 * Effective value of a setting (constant first, then option).
+	 *
+	 * @param string $name Setting name.
+	 * @return mixed
+	 */
+	public function get( $name ) {
+		if ( $this->is_constant( $name ) ) {
+			return constant( self::CONSTANTS[ $name ] );
+		}
+		$stored = $this->stored();
+		return $stored[ $name ] ?? null;
+	}
+
+	/**
+	 * Purger base URL without trailing slash ('' when unset).
+	 *
+	 * @return string
+	 */
+	public function purger_url() {
+		return untrailingslashit( trim( (string) $this->get( 'purger_url' ) ) );
+	}
+
+	/**
+	 * The events endpoint.
+	 *
+	 * @return string
+	 */
+	public function events_endpoint() {
+		return $this->purger_url() . '/v1/events';
+	}
+
+	/**
+	 * Configured secrets, first one signs.
+	 *
+	 * @return string[]
+	 */
+	public function secrets() {
+		return self::parse_secrets( (string) $this->get( 'secret' ) );
+	}
+
+	/**
+	 * Long TTL in seconds.
+	 *
+	 * @return int
+	 */
+	public function ttl() {
+		$ttl = (int) $this->get( 'ttl' );
+		return $ttl >= self::MIN_TTL && $ttl <= self::MAX_TTL ? $ttl : self::DEFAULT_TTL;
+	}
+
+	/**
+	 * Whether the purge pipeline is configured (URL and a valid secret).
+	 *
+	 * @return bool
+	 */
+	public function is_configured() {
+		return '' !== $this->purger_url() && array() !== $this->secrets();
+	}
+
+	/**
+	 * Key namespace: configured, or derived from the site host; multisite adds the blog id.
+	 *
+	 * @return string
+	 */
+	public function key_namespace() {
+		$ns = trim( (string) $this->get( 'namespace' ) );
+		if ( '' === $ns || ! self::valid_namespace( $ns ) ) {
+			$ns = preg_replace( '/[^A-Za-z0-9.-]+/', '-', self::site_host( home_url() ) );
+			$ns = trim( (string) $ns, '-.' );
+			if ( '' === $ns || strlen( $ns ) > 48 ) {
+				$ns = 'wp' . substr( md5( home_url() ), 0, 8 );
+			}
+		}
+		if ( is_multisite() ) {
+			$ns .= '-b' . get_current_blog_id();
+		}
+		return $ns;
+	}
+
+	/**
+	 * The `site` value for webhooks: home host, lower-case, no trailing dot, no :80/:443.
+	 *
+	 * @param string $url Any URL (normally home_url()).
+	 * @return string
+	 */
+	public static function site_host( $url ) {
+		$parts = wp_parse_url( $url );
+		$host  = rtrim( strtolower( $parts['host'] ?? '' ), '.' );
+		if ( isset( $parts['port'] ) && ! in_array( (int) $parts['port'], array( 80, 443 ), true ) ) {
+			$host .= ':' . (int) $parts['port'];
+		}
+		return $host;
+	}
+
+	/**
+	 * Split a comma-separated secret list, keeping only whsec_ secrets with valid base64.
+	 *
+	 * @param string $value Raw value.
+	 * @return string[]
+	 */
+	public static function parse_secrets( $value ) {
+		$out = array();
+		foreach ( explode( ',', $value ) as $secret ) {
+			$secret = trim( $secret );
+			if ( '' !== $secret && null !== Webhook_Signer::secret_key( $secret ) ) {
+				$out[] = $secret;
+			}
+		}
+		return $out;
+	}
+
+	/**
+	 * Purger URL rule: absolute http(s) URL with a host, no query or fragment.
+	 *
+	 * @param string $url URL.
+	 * @return bool
+	 */
+	public static function valid_url( $url ) {
+		$parts = wp_parse_url( $url );
+		return is_array( $parts )
+			&& in_array( strtolower( $parts['scheme'] ?? '' ), array( 'http', 'https' ), true )
+			&& ! empty( $parts['host'] )
+			&& ! isset( $parts['query'] )
+			&& ! isset( $parts['fragment'] )
+			&& ! preg_match( '/[\s"<>]/', $url );
+	}
+
+	/**
+	 * Namespace rule: starts alphanumeric, up to 48 chars of [A-Za-z0-9_.:-].
+	 *
+	 * @param string $ns Namespace.
+	 * @return bool
+	 */
+	public static function valid_namespace( $ns ) {
+		return (bool) preg_match( '/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,47}$/', $ns );
+	}
+
+	/**
+	 * Settings API sanitize callback. Invalid fields keep their previous value and add an error.
+	 *
+	 * @param mixed $input Submitted values.
+	 * @return array<string,mixed>
+	 */
+	public function sanitize( $input ) {
+		$old   = $this->stored();
+		$input = is_array( $input ) ? wp_unslash( $input ) : array();
+		$out   = $old;
+
+		if ( isset( $input['purger_url'] ) ) {
+			$url = trim( (string) $input['purger_url'] );
+			if ( '' === $url || self::valid_url( $url ) ) {
+				$out['purger_url'] = esc_url_raw( untrailingslashit( $url ), array( 'http', 'https' ) );
+			} else {
+				$this->error( 'purger_url', __( 'Purger URL must be an absolute http(s) URL. The previous value was kept.', 'varnish-edge' ) );
+			}
+		}
+
+		if ( isset( $input['secret'] ) ) {
+			$raw = trim( (string) $input['secret'] );
+			if ( '' === $raw ) {
+				// An empty field keeps the stored secret (it is never echoed back into the form).
+				$out['secret'] = $old['secret'];
+			} else {
+				$parts = array_filter( array_map( 'trim', explode( ',', $raw ) ) );
+				$valid = self::parse_secrets( $raw );
+				if ( count( $valid ) === count( $parts ) ) {
+					$out['secret'] = implode( ',', $valid );
+				} else {
+					$this->error( 'secret', __( 'Every secret must look like whsec_ followed by base64 (at least 16 bytes). The previous secret was kept.', 'varnish-edge' ) );
+				}
+			}
+		}
+		if ( ! empty( $input['clear_secret'] ) ) {
+			$out['secret'] = '';
+		}
+
+		if ( isset( $input['namespace'] ) ) {
+			$ns = trim( (string) $input['namespace'] );
+			if ( '' === $ns || self::valid_namespace( $ns ) ) {
+				$out['namespace'] = $ns;
+			} else {
+				$this->error( 'namespace', __( 'The key namespace may use letters, digits, ".", "_", ":" and "-" (up to 48 characters, starting with a letter or digit). The previous value was kept.', 'varnish-edge' ) );
+			}
+		}
+
+		if ( isset( $input['ttl'] ) ) {
+			$ttl = trim( (string) $input['ttl'] );
+			if ( ctype_digit( $ttl ) && (int) $ttl >= self::MIN_TTL && (int) $ttl <= self::MAX_TTL ) {
+				$out['ttl'] = (int) $ttl;
+			} else {
+				/* translators: 1: minimum seconds, 2: maximum seconds. */
+				$this->error( 'ttl', sprintf( __( 'The long TTL must be a whole number of seconds between %1$d and %2$d. The previous value was kept.', 'varnish-edge' ), self::MIN_TTL, self::MAX_TTL ) );
+			}
+		}
+
+		return $out;
+	}
+
+	/**
+	 * Record a settings error (visible on the settings page).
+	 *
+	 * @param string $field   Field.
+	 * @param string $message Message.
+	 */
+	private function error( $field, $message ) {
+		if ( function_exists( 'add_settings_error' ) ) {
+			add_settings_error( self::OPTION, 'varnish-edge-' . $field, $message, 'error' );
+		}
+	}
+}

@@ -1,0 +1,94 @@
+<?php
+/**
+ * Site Health test.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Reports configuration, outbox backlog, last delivery and last error in Site Health.
+ */
+class Site_Health {
+
+	/** @var Settings */
+	private $settings;
+
+	/** @var Outbox */
+	private $outbox;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings $settings Settings.
+	 * @param Outbox   $outbox   Outbox.
+	 */
+	public function __construct( Settings $settings, Outbox $outbox ) {
+		$this->settings = $settings;
+		$this->outbox   = $outbox;
+	}
+
+	/**
+	 * Filter `site_status_tests`.
+	 *
+	 * @param array $tests Tests.
+	 * @return array
+	 */
+	public function register( $tests ) {
+		$tests['direct']['varnish_edge'] = array(
+			'label' => __( 'Varnish Edge purge delivery', 'varnish-edge' ),
+			'test'  => array( $this, 'run' ),
+		);
+		return $tests;
+	}
+
+	/**
+	 * The test.
+	 *
+	 * @return array
+	 */
+	public function run() {
+		$stats  = $this->outbox->stats();
+		$status = Outbox::status();
+		$result = array(
+			'label'       => __( 'Cache purges reach the purger', 'varnish-edge' ),
+			'status'      => 'good',
+			'badge'       => array(
+				'label' => __( 'Performance', 'varnish-edge' ),
+				'color' => 'blue',
+			),
+			'description' => '',
+			'actions'     => sprintf( '<a href="%s">%s</a>', esc_url( admin_url( 'options-general.php?page=varnish-edge' ) ), esc_html__( 'Varnish Edge settings', 'varnish-edge' ) ),
+			'test'        => 'varnish_edge',
+		);
+		$lines   = array();
+		$lines[] = sprintf(
+			/* translators: 1: pending batches, 2: pending events. */
+			__( 'Outbox: %1$d pending batches (%2$d events).', 'varnish-edge' ),
+			$stats['rows'],
+			$stats['events']
+		);
+		$lines[] = $status['last_success']
+			/* translators: %s: time ago. */
+			? sprintf( __( 'Last successful delivery: %s ago.', 'varnish-edge' ), human_time_diff( $status['last_success'] ) )
+			: __( 'No successful delivery yet.', 'varnish-edge' );
+		if ( '' !== $status['last_error'] ) {
+			/* translators: 1: time ago, 2: error message. */
+			$lines[] = sprintf( __( 'Last error (%1$s ago): %2$s', 'varnish-edge' ), human_time_diff( $status['last_error_at'] ), $status['last_error'] );
+		}
+		if ( ! $this->settings->is_configured() ) {
+			$result['status'] = 'recommended';
+			$result['label']  = __( 'Varnish Edge is not connected to a purger', 'varnish-edge' );
+			array_unshift( $lines, __( 'Without a purger URL and secret, pages stay on the 1 second microcache.', 'varnish-edge' ) );
+		} elseif ( $stats['rows'] > 0 && $stats['oldest'] < time() - 300 ) {
+			$result['status'] = 'critical';
+			$result['label']  = __( 'Cache purges are not being delivered', 'varnish-edge' );
+		} elseif ( $stats['rows'] > 0 ) {
+			$result['status'] = 'recommended';
+			$result['label']  = __( 'Cache purges are waiting to be delivered', 'varnish-edge' );
+		}
+		$result['description'] = '<p>' . implode( '</p><p>', array_map( 'esc_html', $lines ) ) . '</p>';
+		return $result;
+	}
+}

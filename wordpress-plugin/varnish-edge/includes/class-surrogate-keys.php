@@ -1,0 +1,423 @@
+<?php
+/**
+ * Surrogate keys on responses.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Records what a page shows while it renders and emits `xkey` (and, when the purge pipeline is
+ * configured, `Surrogate-Control`) headers on anonymous front-end and REST GET responses.
+ */
+class Surrogate_Keys {
+
+	/** @var Settings */
+	private $settings;
+
+	/** @var array<string,bool> */
+	private $keys = array();
+
+	/** @var bool */
+	private $buffering = false;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings $settings Settings.
+	 */
+	public function __construct( Settings $settings ) {
+		$this->settings = $settings;
+	}
+
+	/**
+	 * Key scheme.
+	 *
+	 * @return Key_Scheme
+	 */
+	private function scheme() {
+		return new Key_Scheme( $this->settings->key_namespace() );
+	}
+
+	/**
+	 * Add keys.
+	 *
+	 * @param string[] $keys Keys.
+	 */
+	public function add( array $keys ) {
+		foreach ( $keys as $key ) {
+			$this->keys[ $key ] = true;
+		}
+	}
+
+	/**
+	 * Keys recorded so far.
+	 *
+	 * @return string[]
+	 */
+	public function keys() {
+		return array_keys( $this->keys );
+	}
+
+	/**
+	 * Whether this request may be cached for everyone.
+	 *
+	 * @return bool
+	 */
+	public function is_cacheable_request() {
+		$method = isset( $_SERVER['REQUEST_METHOD'] ) ? strtoupper( sanitize_key( wp_unslash( $_SERVER['REQUEST_METHOD'] ) ) ) : 'GET';
+		if ( ! in_array( $method, array( 'GET', 'HEAD' ), true ) || is_user_logged_in() ) {
+			return false;
+		}
+		if ( is_admin() || wp_doing_ajax() || wp_doing_cron() || ( defined( 'WP_CLI' ) && WP_CLI ) ) {
+			return false;
+		}
+		return ! is_preview();
+	}
+
+	/* ------------------------------------------------------------ front end */
+
+	/**
+	 * Action `template_redirect` (early): keys for the main query, then buffer the page so the
+	 * headers can name everything rendered in it.
+	 */
+	public function start() {
+		if ( ! $this->is_cacheable_request() ) {
+			return;
+		}
+		$this->add_main_query_keys();
+		$this->buffering = true;
+		ob_start( array( $this, 'finish' ) );
+	}
+
+	/**
+	 * Output buffer callback: send the headers once the whole page is known.
+	 *
+	 * @param string $html  Buffer.
+	 * @param int    $phase Phase flags.
+	 * @return string
+	 */
+	public function finish( $html, $phase ) {
+		if ( $this->buffering && ( $phase & PHP_OUTPUT_HANDLER_FINAL ) ) {
+			$this->buffering = false;
+			$this->send_headers();
+		}
+		return $html;
+	}
+
+	/**
+	 * Emit the headers (no-op when headers are already out).
+	 */
+	public function send_headers() {
+		if ( headers_sent() || array() === $this->keys ) {
+			return;
+		}
+		header_remove( 'xkey' );
+		foreach ( $this->scheme()->header_lines( $this->keys() ) as $line ) {
+			header( 'xkey: ' . $line, false );
+		}
+		foreach ( $this->surrogate_control() as $name => $value ) {
+			header( $name . ': ' . $value );
+		}
+	}
+
+	/**
+	 * Surrogate-Control for this response: the long TTL when purges are configured and the
+	 * response is a cacheable status; nothing otherwise (Varnish keeps its 1 s microcache).
+	 *
+	 * @param int|null $status Status code (defaults to the current one).
+	 * @return array<string,string>
+	 */
+	public function surrogate_control( $status = null ) {
+		$status = null === $status ? (int) http_response_code() : (int) $status;
+		if ( ! $this->settings->is_configured() || ! in_array( $status, array( 200, 203, 204, 300, 301, 404, 410 ), true ) ) {
+			return array();
+		}
+		return array( 'Surrogate-Control' => 'max-age=' . $this->settings->ttl() );
+	}
+
+	/**
+	 * Keys for what the main query is.
+	 */
+	public function add_main_query_keys() {
+		global $wp_query;
+		$s = $this->scheme();
+		if ( is_404() ) {
+			$this->add( array( $s->listing( '404' ) ) );
+			return;
+		}
+		if ( is_feed() ) {
+			$this->add( array( $s->listing( 'feed' ) ) );
+		}
+		if ( is_search() ) {
+			$this->add( array( $s->listing( 'search' ) ) );
+		}
+		if ( is_front_page() ) {
+			$this->add( array( $s->listing( 'front' ) ) );
+		}
+		if ( is_home() ) {
+			$this->add( array( $s->listing( 'home' ) ) );
+			$posts_page = (int) get_option( 'page_for_posts' );
+			if ( $posts_page && 'page' === get_option( 'show_on_front' ) ) {
+				$this->add( array( $s->post( $posts_page ) ) );
+			}
+		}
+		if ( is_singular() ) {
+			$post = get_queried_object();
+			if ( $post instanceof \WP_Post ) {
+				$this->add( array( $s->post( $post->ID ), $s->comments( $post->ID ) ) );
+				$this->add_post_context( $post );
+			}
+		} elseif ( is_comment_feed() ) {
+			$this->add( array( $s->listing( 'comments' ) ) );
+		}
+		if ( is_category() || is_tag() || is_tax() ) {
+			$term = get_queried_object();
+			if ( $term instanceof \WP_Term ) {
+				$this->add( array( $s->term( $term->term_id ), $s->term_listing( $term->term_id ) ) );
+			}
+		}
+		if ( is_author() ) {
+			$author = (int) get_query_var( 'author' );
+			$this->add( array( $s->user( $author ), $s->author_listing( $author ) ) );
+		}
+		if ( is_date() ) {
+			$ymd = sprintf( '%04d', (int) get_query_var( 'year' ) );
+			if ( get_query_var( 'monthnum' ) ) {
+				$ymd .= sprintf( '%02d', (int) get_query_var( 'monthnum' ) );
+				if ( get_query_var( 'day' ) ) {
+					$ymd .= sprintf( '%02d', (int) get_query_var( 'day' ) );
+				}
+			}
+			if ( ! get_query_var( 'year' ) && get_query_var( 'm' ) ) {
+				$ymd = substr( preg_replace( '/[^0-9]/', '', (string) get_query_var( 'm' ) ), 0, 8 );
+			}
+			$this->add( array( $s->date( $ymd ) ) );
+		}
+		if ( is_post_type_archive() ) {
+			foreach ( (array) get_query_var( 'post_type' ) as $type ) {
+				$this->add( array( $s->post_type_archive( $type ) ) );
+			}
+		}
+		if ( ! is_singular() && $wp_query instanceof \WP_Query ) {
+			foreach ( (array) $wp_query->posts as $post ) {
+				if ( $post instanceof \WP_Post ) {
+					$this->on_the_post( $post );
+				}
+			}
+		}
+	}
+
+	/**
+	 * Author and term keys of a rendered post.
+	 *
+	 * @param \WP_Post $post Post.
+	 */
+	private function add_post_context( \WP_Post $post ) {
+		$s = $this->scheme();
+		if ( post_type_supports( $post->post_type, 'author' ) && $post->post_author ) {
+			$this->add( array( $s->user( (int) $post->post_author ) ) );
+		}
+		foreach ( get_object_taxonomies( $post->post_type, 'objects' ) as $taxonomy ) {
+			if ( ! $taxonomy->public ) {
+				continue;
+			}
+			$terms = get_the_terms( $post, $taxonomy->name );
+			if ( is_array( $terms ) ) {
+				foreach ( $terms as $term ) {
+					$this->add( array( $s->term( $term->term_id ) ) );
+				}
+			}
+		}
+	}
+
+	/**
+	 * Action `the_post`: a post rendered in any loop (main or secondary).
+	 *
+	 * @param \WP_Post $post Post.
+	 */
+	public function on_the_post( $post ) {
+		if ( ! $post instanceof \WP_Post || is_admin() ) {
+			return;
+		}
+		$s = $this->scheme();
+		if ( is_singular() && (int) get_queried_object_id() === (int) $post->ID ) {
+			return;
+		}
+		$this->add( array( $s->post_listed( $post->ID ) ) );
+		$this->add_post_context( $post );
+	}
+
+	/**
+	 * Filters `previous_post_link` / `next_post_link`: the adjacent post is linked by title.
+	 *
+	 * @param string        $output Link HTML.
+	 * @param string        $format Format.
+	 * @param string        $link   Link format.
+	 * @param \WP_Post|null $post   Adjacent post.
+	 * @return string
+	 */
+	public function on_adjacent_link( $output, $format = '', $link = '', $post = null ) {
+		if ( $post instanceof \WP_Post ) {
+			$this->add( array( $this->scheme()->post_linked( $post->ID ) ) );
+		}
+		return $output;
+	}
+
+	/**
+	 * Filter `get_pages`: page lists (page-list block, wp_list_pages) link pages by title.
+	 *
+	 * @param \WP_Post[] $pages Pages.
+	 * @return \WP_Post[]
+	 */
+	public function on_get_pages( $pages ) {
+		if ( ! is_admin() ) {
+			$s = $this->scheme();
+			$this->add( array( $s->listing( 'pages' ) ) );
+			foreach ( (array) $pages as $page ) {
+				if ( $page instanceof \WP_Post ) {
+					$this->add( array( $s->post_linked( $page->ID ) ) );
+				}
+			}
+		}
+		return $pages;
+	}
+
+	/**
+	 * Filter `get_comments_number`: the page shows a comment count.
+	 *
+	 * @param int $count   Count.
+	 * @param int $post_id Post id.
+	 * @return int
+	 */
+	public function on_comments_number( $count, $post_id = 0 ) {
+		if ( $post_id && ! is_admin() ) {
+			$this->add( array( $this->scheme()->comments( (int) $post_id ) ) );
+		}
+		return $count;
+	}
+
+	/**
+	 * Filter `render_block`: navigation, comment and page-list blocks.
+	 *
+	 * @param string $html  Block HTML.
+	 * @param array  $block Block.
+	 * @return string
+	 */
+	public function on_render_block( $html, $block ) {
+		$s = $this->scheme();
+		switch ( $block['blockName'] ?? '' ) {
+			case 'core/navigation':
+				$this->add( array( $s->listing( 'menus' ) ) );
+				break;
+			case 'core/latest-comments':
+				$this->add( array( $s->listing( 'comments' ) ) );
+				break;
+			case 'core/latest-posts':
+				$this->add( array( $s->listing( 'home' ) ) );
+				break;
+		}
+		return $html;
+	}
+
+	/**
+	 * Filter `wp_nav_menu`: classic menus.
+	 *
+	 * @param string $html Menu HTML.
+	 * @return string
+	 */
+	public function on_nav_menu( $html ) {
+		$this->add( array( $this->scheme()->listing( 'menus' ) ) );
+		return $html;
+	}
+
+	/**
+	 * Action `dynamic_sidebar_before`: classic widgets.
+	 */
+	public function on_sidebar() {
+		$this->add( array( $this->scheme()->listing( 'widgets' ) ) );
+	}
+
+	/* ---------------------------------------------------------------- REST */
+
+	/**
+	 * Filter `rest_prepare_{post_type}`: a post in a REST response.
+	 *
+	 * @param \WP_REST_Response $response Response.
+	 * @param \WP_Post          $post     Post.
+	 * @return \WP_REST_Response
+	 */
+	public function on_rest_post( $response, $post ) {
+		if ( $post instanceof \WP_Post ) {
+			$this->add( array( $this->scheme()->rest_post( $post->ID ) ) );
+		}
+		return $response;
+	}
+
+	/**
+	 * Filter `rest_prepare_{taxonomy}`.
+	 *
+	 * @param \WP_REST_Response $response Response.
+	 * @param \WP_Term          $term     Term.
+	 * @return \WP_REST_Response
+	 */
+	public function on_rest_term( $response, $term ) {
+		if ( $term instanceof \WP_Term ) {
+			$this->add( array( $this->scheme()->rest_term( $term->term_id ) ) );
+		}
+		return $response;
+	}
+
+	/**
+	 * Filter `rest_prepare_user`.
+	 *
+	 * @param \WP_REST_Response $response Response.
+	 * @param \WP_User          $user     User.
+	 * @return \WP_REST_Response
+	 */
+	public function on_rest_user( $response, $user ) {
+		if ( $user instanceof \WP_User ) {
+			$this->add( array( $this->scheme()->rest_user( $user->ID ) ) );
+		}
+		return $response;
+	}
+
+	/**
+	 * Filter `rest_post_dispatch`: collection routes get their collection key.
+	 *
+	 * @param \WP_HTTP_Response $response Response.
+	 * @param \WP_REST_Server   $server   Server.
+	 * @param \WP_REST_Request  $request  Request.
+	 * @return \WP_HTTP_Response
+	 */
+	public function on_rest_dispatch( $response, $server, $request ) {
+		if ( $request instanceof \WP_REST_Request && 'GET' === $request->get_method()
+			&& preg_match( '#^/wp/v2/([a-z0-9_-]+)/?$#', (string) $request->get_route(), $m ) ) {
+			$this->add( array( $this->scheme()->rest_collection( $m[1] ) ) );
+		}
+		return $response;
+	}
+
+	/**
+	 * Filter `rest_pre_serve_request` (runs after the REST server sent its own headers, only for
+	 * real HTTP requests): emit the keys of an anonymous GET response.
+	 *
+	 * @param bool              $served  Whether the request was served.
+	 * @param \WP_HTTP_Response $result  Response.
+	 * @param \WP_REST_Request  $request Request.
+	 * @return bool
+	 */
+	public function on_rest_serve( $served, $result, $request ) {
+		if ( $request instanceof \WP_REST_Request && 'GET' === $request->get_method() && ! is_user_logged_in()
+			&& $result instanceof \WP_HTTP_Response && ! headers_sent() && array() !== $this->keys ) {
+			foreach ( $this->scheme()->header_lines( $this->keys() ) as $line ) {
+				header( 'xkey: ' . $line, false );
+			}
+			foreach ( $this->surrogate_control( $result->get_status() ) as $name => $value ) {
+				header( $name . ': ' . $value );
+			}
+		}
+		return $served;
+	}
+}

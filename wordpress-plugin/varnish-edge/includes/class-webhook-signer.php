@@ -1,0 +1,97 @@
+<?php
+/**
+ * Standard Webhooks signatures.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Signs and verifies `<id>.<timestamp>.<body>` with HMAC-SHA256 (Standard Webhooks, v1).
+ */
+class Webhook_Signer {
+
+	const TOLERANCE = 300;
+
+	/**
+	 * Raw HMAC key of a `whsec_<base64>` secret, or null when malformed.
+	 *
+	 * @param string $secret Secret.
+	 * @return string|null
+	 */
+	public static function secret_key( $secret ) {
+		if ( ! is_string( $secret ) || 0 !== strpos( $secret, 'whsec_' ) ) {
+			return null;
+		}
+		$key = base64_decode( substr( $secret, 6 ), true ); // phpcs:ignore WordPress.PHP.DiscouragedPHPFunctions.obfuscation_base64_decode
+		return ( false === $key || strlen( $key ) < 16 ) ? null : $key;
+	}
+
+	/**
+	 * Signature header value (`v1,<base64>`) for one secret.
+	 *
+	 * @param string $id        Message id.
+	 * @param string $timestamp Unix seconds.
+	 * @param string $body      Raw body.
+	 * @param string $secret    whsec_ secret.
+	 * @return string
+	 */
+	public static function sign( $id, $timestamp, $body, $secret ) {
+		$key = self::secret_key( $secret );
+		if ( null === $key ) {
+			throw new \InvalidArgumentException( 'Malformed webhook secret (expected whsec_<base64>).' );
+		}
+		return 'v1,' . base64_encode( hash_hmac( 'sha256', $id . '.' . $timestamp . '.' . $body, $key, true ) ); // phpcs:ignore WordPress.PHP.DiscouragedPHPFunctions.obfuscation_base64_encode
+	}
+
+	/**
+	 * Headers for a signed request, signed with the first secret.
+	 *
+	 * @param string   $id        Message id.
+	 * @param int      $timestamp Unix seconds.
+	 * @param string   $body      Raw body.
+	 * @param string[] $secrets   Secrets.
+	 * @return array<string,string>
+	 */
+	public static function headers( $id, $timestamp, $body, array $secrets ) {
+		return array(
+			'Content-Type'      => 'application/json',
+			'webhook-id'        => $id,
+			'webhook-timestamp' => (string) $timestamp,
+			'webhook-signature' => self::sign( $id, (string) $timestamp, $body, reset( $secrets ) ),
+		);
+	}
+
+	/**
+	 * Verify a signature header against any of the secrets.
+	 *
+	 * @param string   $id        Message id.
+	 * @param string   $timestamp Unix seconds as sent.
+	 * @param string   $body      Raw body.
+	 * @param string   $header    webhook-signature header.
+	 * @param string[] $secrets   Secrets.
+	 * @param int|null $now       Current time; null skips the tolerance check.
+	 * @return bool
+	 */
+	public static function verify( $id, $timestamp, $body, $header, array $secrets, $now = null ) {
+		if ( ! preg_match( '/^[0-9]{1,12}$/', (string) $timestamp ) ) {
+			return false;
+		}
+		if ( null !== $now && abs( (int) $now - (int) $timestamp ) > self::TOLERANCE ) {
+			return false;
+		}
+		foreach ( $secrets as $secret ) {
+			if ( null === self::secret_key( $secret ) ) {
+				continue;
+			}
+			$expected = self::sign( $id, (string) $timestamp, $body, $secret );
+			foreach ( preg_split( '/\s+/', trim( (string) $header ) ) as $candidate ) {
+				if ( 0 === strpos( $candidate, 'v1,' ) && hash_equals( $expected, $candidate ) ) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+}
