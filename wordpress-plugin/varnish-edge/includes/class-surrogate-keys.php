@@ -149,6 +149,9 @@ class Surrogate_Keys {
 		}
 		if ( is_feed() ) {
 			$this->add( array( $s->listing( 'feed' ) ) );
+			if ( ! is_archive() && ! is_search() && ! is_singular() && ! is_comment_feed() ) {
+				$this->add( array( $s->listing( 'home' ) ) ); // The main feed lists what the blog home lists.
+			}
 		}
 		if ( is_search() ) {
 			$this->add( array( $s->listing( 'search' ) ) );

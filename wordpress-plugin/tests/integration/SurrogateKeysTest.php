@@ -1,0 +1,110 @@
+<?php
+/**
+ * xkey and Surrogate-Control headers on real anonymous responses from the test site.
+ */
+class SurrogateKeysTest extends VE_TestCase {
+
+	public function test_home_lists_its_posts_with_listing_keys() {
+		$r    = Environment::fetch( '/' );
+		$keys = Environment::keys_of( $r );
+		$this->assertSame( 200, $r['status'] );
+		foreach ( array( 'home', 'front', 'pl-' . self::$ids['hello'], 'pl-' . self::$ids['golf'], 'pl-' . self::$ids['foxtrot'], 'menus', 'pages', 'pn-' . self::$ids['about'] ) as $suffix ) {
+			$this->assertContains( $this->key( $suffix ), $keys, $suffix );
+		}
+		$this->assertNotContains( $this->key( 'pl-' . self::$ids['alpha'] ), $keys, 'alpha is on page 3, not page 1' );
+		$this->assertNotContains( $this->key( 'p-' . self::$ids['golf'] ), $keys, 'listings never carry own-page keys' );
+		$this->assertSame( array( 'max-age=86400' ), $r['headers']['surrogate-control'] );
+	}
+
+	public function test_single_post_has_own_page_key_and_no_sibling_or_term_listing_keys() {
+		$r    = Environment::fetch( '/2026/02/bravo/' );
+		$keys = Environment::keys_of( $r );
+		$this->assertSame( 200, $r['status'] );
+		foreach ( array( 'p-' . self::$ids['bravo'], 'c-' . self::$ids['bravo'], 'u-' . self::$ids['alice'], 't-' . self::$ids['news'], 't-' . self::$ids['featured'] ) as $suffix ) {
+			$this->assertContains( $this->key( $suffix ), $keys, $suffix );
+		}
+		$this->assertNotContains( $this->key( 'tl-' . self::$ids['news'] ), $keys );
+		$this->assertNotContains( $this->key( 'pl-' . self::$ids['bravo'] ), $keys );
+		$this->assertNotContains( $this->key( 'home' ), $keys );
+	}
+
+	public function test_archive_kinds() {
+		$cases = array(
+			'/category/news/'        => array( 'tl-' . self::$ids['news'], 't-' . self::$ids['news'] ),
+			'/tag/featured/'         => array( 'tl-' . self::$ids['featured'] ),
+			'/author/alice/'         => array( 'ul-' . self::$ids['alice'], 'u-' . self::$ids['alice'] ),
+			'/2026/'                 => array( 'date-2026' ),
+			'/2026/03/'              => array( 'date-202603' ),
+			'/2026/03/15/'           => array( 'date-20260315', 'pl-' . self::$ids['charlie'] ),
+			'/feed/'                 => array( 'feed', 'home' ),
+			'/comments/feed/'        => array( 'feed', 'comments' ),
+			'/?s=story'              => array( 'search' ),
+			'/page/2/'               => array( 'home', 'pl-' . self::$ids['echo'] ),
+			'/about/'                => array( 'p-' . self::$ids['about'] ),
+		);
+		foreach ( $cases as $path => $expected ) {
+			$r    = Environment::fetch( $path );
+			$keys = Environment::keys_of( $r );
+			$this->assertSame( 200, $r['status'], $path );
+			foreach ( $expected as $suffix ) {
+				$this->assertContains( $this->key( $suffix ), $keys, "$path should carry $suffix" );
+			}
+		}
+	}
+
+	public function test_404_is_keyed_and_cacheable() {
+		$r = Environment::fetch( '/no/such/page/' );
+		$this->assertSame( 404, $r['status'] );
+		$this->assertContains( $this->key( '404' ), Environment::keys_of( $r ) );
+		$this->assertSame( array( 'max-age=86400' ), $r['headers']['surrogate-control'] );
+	}
+
+	public function test_rest_item_and_collection() {
+		$r = Environment::fetch( '/wp-json/wp/v2/posts/' . self::$ids['bravo'] );
+		$this->assertSame( 200, $r['status'] );
+		$this->assertContains( $this->key( 'r-p-' . self::$ids['bravo'] ), Environment::keys_of( $r ) );
+		$this->assertSame( array( 'max-age=86400' ), $r['headers']['surrogate-control'] );
+
+		$r    = Environment::fetch( '/wp-json/wp/v2/posts' );
+		$keys = Environment::keys_of( $r );
+		$this->assertContains( $this->key( 'r-c-posts' ), $keys );
+		$this->assertContains( $this->key( 'r-p-' . self::$ids['hello'] ), $keys );
+
+		$r = Environment::fetch( '/wp-json/wp/v2/categories' );
+		$this->assertContains( $this->key( 'r-c-categories' ), Environment::keys_of( $r ) );
+		$this->assertContains( $this->key( 'r-t-' . self::$ids['news'] ), Environment::keys_of( $r ) );
+	}
+
+	public function test_logged_in_responses_carry_no_keys() {
+		$cookies = array();
+		$expire  = time() + 3600;
+		$cookies[ LOGGED_IN_COOKIE ] = wp_generate_auth_cookie( 1, $expire, 'logged_in' );
+		$r = Environment::fetch( '/', $cookies );
+		$this->assertSame( 200, $r['status'] );
+		$this->assertStringContainsString( 'wp-admin-bar', $r['body'], 'the request really was logged in' );
+		$this->assertArrayNotHasKey( 'xkey', $r['headers'] );
+		$this->assertArrayNotHasKey( 'surrogate-control', $r['headers'] );
+	}
+
+	public function test_without_purger_pages_stay_on_the_microcache() {
+		$saved = get_option( 'varnish_edge_settings' );
+		update_option( 'varnish_edge_settings', array_merge( $saved, array( 'purger_url' => '' ) ) );
+		try {
+			$r = Environment::fetch( '/' );
+			$this->assertNotEmpty( Environment::keys_of( $r ), 'keys are still emitted' );
+			$this->assertArrayNotHasKey( 'surrogate-control', $r['headers'] );
+		} finally {
+			update_option( 'varnish_edge_settings', $saved );
+		}
+	}
+
+	public function test_every_header_line_stays_within_budget() {
+		foreach ( array( '/', '/2026/', '/feed/', '/wp-json/wp/v2/posts?per_page=100' ) as $path ) {
+			$r = Environment::fetch( $path );
+			foreach ( $r['headers']['xkey'] ?? array() as $line ) {
+				$this->assertLessThanOrEqual( 4000, strlen( $line ), $path );
+				$this->assertMatchesRegularExpression( '/^[A-Za-z0-9][A-Za-z0-9_.:-]*( [A-Za-z0-9][A-Za-z0-9_.:-]*)*$/', $line );
+			}
+		}
+	}
+}
