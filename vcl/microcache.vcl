@@ -274,6 +274,7 @@ sub mc_recv_strip_cookies {
 sub mc_recv_grace_mode {
     if (req.http.x-mc-serve-stale) {
         unset req.http.x-mc-refresh;
+        set req.grace = 365d;
     } elsif (req.http.x-mc-refresh) {
         set req.grace = 0s;
     }

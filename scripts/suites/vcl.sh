@@ -4,7 +4,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../../vcl/tests"
 tests=(*.vtc)
 out=$(mktemp)
-varnishtest -j 4 -q "${tests[@]}" 2>&1 | tee "$out"
+varnishtest -k -j 4 -q "${tests[@]}" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 failed=$(grep -c '^#.*TEST .* FAILED' "$out" || true)
 rm -f "$out"
