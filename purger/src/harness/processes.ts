@@ -1,6 +1,6 @@
 // Real parts for integration tests and the bench: redis-server, varnishd (loading the project's
 // own vcl/microcache.vcl) and a small origin, each on a free loopback port, cleaned up on stop.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
@@ -138,13 +138,26 @@ export class VarnishServer {
     }, 30_000);
   }
 
+  /** every process of this varnishd: the manager and its cache child */
+  private pids(): number[] {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.child?.exitCode !== null) return [];
+    let kids: number[] = [];
+    try {
+      kids = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      // no children yet
+    }
+    return [pid, ...kids];
+  }
+
   /** SIGSTOP: the node accepts connections but answers nothing (unreachable, cache kept) */
   pause(): void {
-    this.child?.kill('SIGSTOP');
+    for (const pid of this.pids()) process.kill(pid, 'SIGSTOP');
   }
 
   resume(): void {
-    this.child?.kill('SIGCONT');
+    for (const pid of this.pids()) process.kill(pid, 'SIGCONT');
   }
 
   /** stops the whole varnishd (manager and child): its cache is gone */

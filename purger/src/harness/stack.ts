@@ -5,7 +5,9 @@ import { loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
 import { startService, type Service } from '../service.js';
 import { parseSecret, sign, type WebhookSecret } from '../signature.js';
-import { Origin, RedisServer, VarnishServer, freePort } from './processes.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { Origin, REPO_ROOT, RedisServer, VarnishServer, freePort } from './processes.js';
 
 export const TEST_SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 export const TEST_TOKEN = 'operator-token-0123456789';
@@ -36,6 +38,7 @@ export interface StackOptions {
 
 export class Stack {
   services: Service[] = [];
+  processes: PurgerProcess[] = [];
   private constructor(
     readonly redis: RedisServer,
     readonly origin: Origin,
@@ -76,12 +79,20 @@ export class Stack {
     return s;
   }
 
+  /** runs `node dist/main.js` (the built service, as `npm start` does) in its own process */
+  spawn(env: Record<string, string> = {}): PurgerProcess {
+    const p = new PurgerProcess({ ...this.baseEnv, PURGER_PORT: '0', ...env });
+    this.processes.push(p);
+    return p;
+  }
+
   async stopService(s: Service): Promise<void> {
     this.services = this.services.filter((x) => x !== s);
     await s.close();
   }
 
   async close(): Promise<void> {
+    await Promise.allSettled(this.processes.map((p) => p.stop()));
     await Promise.allSettled(this.services.map((s) => s.close()));
     await Promise.allSettled(this.varnishes.map((v) => v.destroy()));
     await this.origin.stop();
@@ -111,4 +122,29 @@ export function urlEvent(paths: string[], extra: Record<string, unknown> = {}) {
 
 export function tagEvent(tags: string[], extra: Record<string, unknown> = {}) {
   return { id: eventId(), kind: 'tags', tags, soft: false, reason: 'test', time: new Date().toISOString(), ...extra };
+}
+
+export class PurgerProcess {
+  readonly child: ChildProcess;
+  output = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, [join(REPO_ROOT, 'purger/dist/main.js')], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
+    this.child.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
+    this.exited = new Promise((r) => this.child.once('exit', (code) => r(code)));
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+  }
+
+  async stop(): Promise<void> {
+    this.kill('SIGKILL');
+    await this.exited;
+  }
 }

@@ -1,0 +1,122 @@
+// Webhook → Redis → worker → two real varnishd nodes running vcl/microcache.vcl.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../src/harness/processes.js';
+import { SITE, Stack, eventId, postEvents, tagEvent, urlEvent } from '../src/harness/stack.js';
+import type { Service } from '../src/service.js';
+import { appliedEverywhere, counter, warm } from './helpers.js';
+
+let stack: Stack;
+let svc: Service;
+
+beforeAll(async () => {
+  stack = await Stack.start({ nodes: 2 });
+  svc = await stack.service({ PURGER_REPURGE_DELAY_MS: '1500' });
+  await waitFor('worker knows both nodes', () => svc.worker!.nodeCount === 2);
+});
+
+afterAll(async () => {
+  await stack.close();
+});
+
+describe('invalidation reaches every node and really removes objects', () => {
+  it('purges a URL on both nodes; the next request fetches the edited page', async () => {
+    await warm(stack, ['/hello/', '/untouched/']);
+    stack.origin.edit('/hello/');
+    for (const v of stack.varnishes) expect((await v.get(SITE, '/hello/')).body).toBe('/hello/ v1\n');
+    const e = urlEvent(['/hello/']);
+    const r = await postEvents(svc.url, { site: SITE, events: [e] });
+    expect(r.status).toBe(202);
+    const nodes = await appliedEverywhere(svc, e.id, 2);
+    expect(nodes.map((n) => n.invalidated)).toEqual([1, 1]);
+    for (const v of stack.varnishes) {
+      expect(await v.get(SITE, '/hello/')).toMatchObject({ body: '/hello/ v2\n', cache: 'MISS' });
+      expect((await v.get(SITE, '/untouched/')).cache).toBe('HIT');
+    }
+  });
+
+  it('purges by xkey tag and reports how many objects each node invalidated', async () => {
+    await warm(stack, ['/t/one/', '/t/two/', '/t/three/']);
+    const e = tagEvent(['p-t-one', 'p-t-two']);
+    await postEvents(svc.url, { site: SITE, events: [e] });
+    const nodes = await appliedEverywhere(svc, e.id, 2);
+    expect(nodes.map((n) => n.invalidated)).toEqual([2, 2]);
+    for (const v of stack.varnishes) {
+      expect((await v.get(SITE, '/t/one/')).cache).toBe('MISS');
+      expect((await v.get(SITE, '/t/two/')).cache).toBe('MISS');
+      expect((await v.get(SITE, '/t/three/')).cache).toBe('HIT');
+    }
+  });
+
+  it('bans a prefix (escaped regex) without touching look-alike paths, and bans a whole site', async () => {
+    await warm(stack, ['/news/a/', '/news/b/?page=2', '/newsletter/', '/other/']);
+    const prefix = { id: eventId(), kind: 'prefix', urls: [`http://${SITE}/news/`], soft: false, reason: 'category', time: new Date().toISOString() };
+    await postEvents(svc.url, { site: SITE, events: [prefix] });
+    await appliedEverywhere(svc, prefix.id, 2);
+    for (const v of stack.varnishes) {
+      expect((await v.get(SITE, '/news/a/')).cache).toBe('MISS');
+      expect((await v.get(SITE, '/news/b/?page=2')).cache).toBe('MISS');
+      expect((await v.get(SITE, '/newsletter/')).cache).toBe('HIT');
+      expect((await v.get(SITE, '/other/')).cache).toBe('HIT');
+    }
+    const all = { id: eventId(), kind: 'all', soft: false, reason: 'theme switched', time: new Date().toISOString() };
+    await postEvents(svc.url, { site: SITE, events: [all] });
+    await appliedEverywhere(svc, all.id, 2);
+    for (const v of stack.varnishes) {
+      expect((await v.get(SITE, '/newsletter/')).cache).toBe('MISS');
+      expect((await v.get(SITE, '/other/')).cache).toBe('MISS');
+    }
+  });
+
+  it('soft-purges: the old copy is served once while it refreshes, then the new one', async () => {
+    await warm(stack, ['/soft/']);
+    stack.origin.edit('/soft/');
+    const e = urlEvent(['/soft/'], { soft: true });
+    await postEvents(svc.url, { site: SITE, events: [e] });
+    await appliedEverywhere(svc, e.id, 2);
+    for (const v of stack.varnishes) {
+      await waitFor('refreshed copy', async () => (await v.get(SITE, '/soft/')).body === '/soft/ v2\n');
+    }
+  });
+
+  it('repeats a hard purge after the delay, removing a page fetched with old content in between', async () => {
+    await warm(stack, ['/race/']);
+    const e = urlEvent(['/race/']);
+    await postEvents(svc.url, { site: SITE, events: [e] });
+    await appliedEverywhere(svc, e.id, 2);
+    // A fetch that started before the edit lands after the first purge: the old page is cached.
+    for (const v of stack.varnishes) expect(await v.get(SITE, '/race/')).toMatchObject({ body: '/race/ v1\n', cache: 'MISS' });
+    stack.origin.edit('/race/');
+    for (const v of stack.varnishes) expect((await v.get(SITE, '/race/')).body).toBe('/race/ v1\n');
+    // The delayed second purge removes it.
+    for (const v of stack.varnishes) {
+      await waitFor('second purge', async () => (await v.get(SITE, '/race/')).body === '/race/ v2\n', 10_000);
+    }
+  });
+
+  it('coalesces a 1,000-event burst into at most 10 requests per node', async () => {
+    const paths = Array.from({ length: 40 }, (_, i) => `/bulk/${i}/`);
+    await warm(stack, paths);
+    const before = await Promise.all(stack.varnishes.map((v) => counter(svc, 'purger_invalidations_sent_total', { node: v.node })));
+    const events = Array.from({ length: 1000 }, (_, i) => tagEvent([`p-bulk-${i}`, 'l-bulk-edit']));
+    const [a, b] = await Promise.all([
+      postEvents(svc.url, { site: SITE, events: events.slice(0, 500) }),
+      postEvents(svc.url, { site: SITE, events: events.slice(500) }),
+    ]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    await appliedEverywhere(svc, events[999]!.id, 2);
+    await appliedEverywhere(svc, events[0]!.id, 2);
+    const after = await Promise.all(stack.varnishes.map((v) => counter(svc, 'purger_invalidations_sent_total', { node: v.node, kind: 'purgekeys', outcome: 'ok' })));
+    // Count only first-pass requests: read before the repurge lane repeats them.
+    after.forEach((n, i) => expect(n - before[i]!).toBeLessThanOrEqual(10));
+    for (const v of stack.varnishes) for (const p of paths) expect((await v.get(SITE, p)).cache).toBe('MISS');
+  });
+
+  it('escalates a burst of 1,000 URL events to one site-wide ban per node, and says so in metrics', async () => {
+    await warm(stack, ['/esc/keep-me-not/']);
+    const events = Array.from({ length: 500 }, (_, i) => urlEvent([`/esc/${i}/`, `/esc/${i}/amp/`]));
+    await postEvents(svc.url, { site: SITE, events });
+    await appliedEverywhere(svc, events[499]!.id, 2);
+    expect(await counter(svc, 'purger_escalations_total')).toBeGreaterThanOrEqual(2);
+    for (const v of stack.varnishes) expect((await v.get(SITE, '/esc/keep-me-not/')).cache).toBe('MISS');
+  });
+});

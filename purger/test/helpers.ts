@@ -1,0 +1,45 @@
+import { expect } from 'vitest';
+import { waitFor, type VarnishServer } from '../src/harness/processes.js';
+import { SITE, type Stack } from '../src/harness/stack.js';
+import type { Service } from '../src/service.js';
+
+/** Fetches each page through every node until it is a cache HIT. */
+export async function warm(stack: Stack, paths: string[], nodes: VarnishServer[] = stack.varnishes): Promise<void> {
+  for (const v of nodes) {
+    for (const p of paths) {
+      await v.get(SITE, p);
+      const again = await v.get(SITE, p);
+      expect(again.cache, `${p} cached on ${v.node}`).toBe('HIT');
+    }
+  }
+}
+
+export interface NodeReceipt {
+  node: string;
+  state: string;
+  invalidated?: number;
+}
+
+export async function receipt(svc: Service, id: string): Promise<{ nodes: NodeReceipt[] }> {
+  const r = await svc.app.inject({ method: 'GET', url: `/v1/events/${id}` });
+  expect(r.statusCode).toBe(200);
+  return r.json();
+}
+
+/** Waits until the event is applied on `count` nodes (all stack nodes by default). */
+export async function appliedEverywhere(svc: Service, id: string, count: number, timeoutMs = 20_000): Promise<NodeReceipt[]> {
+  return waitFor(`event ${id} applied on ${count} nodes`, async () => {
+    const r = await receipt(svc, id);
+    const applied = r.nodes.filter((n) => n.state === 'applied');
+    return applied.length >= count ? r.nodes : undefined;
+  }, timeoutMs);
+}
+
+/** Sum of a counter in the service's registry, filtered by labels. */
+export async function counter(svc: Service, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const m = await svc.metrics.registry.getSingleMetric(name)?.get();
+  if (!m) return 0;
+  return m.values
+    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
+    .reduce((a, v) => a + v.value, 0);
+}
