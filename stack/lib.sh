@@ -82,7 +82,7 @@ stop_pid() {
   target=$pid; [[ ${2:-} == group ]] && target=-$pid
   kill -TERM -- "$target" 2>/dev/null
   local end=$((SECONDS + 20))
-  while kill -0 "$pid" 2>/dev/null && ((SECONDS < end)); do sleep 0.2; done
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < end)); do sleep 0.1; done
   kill -0 "$pid" 2>/dev/null && kill -KILL -- "$target" 2>/dev/null
   rm -f "$RUN_DIR/$name.pid"
 }
