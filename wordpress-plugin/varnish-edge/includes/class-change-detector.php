@@ -25,7 +25,7 @@ class Change_Detector {
 	const SITE_TYPES = array( 'wp_template', 'wp_template_part', 'wp_global_styles', 'custom_css' );
 
 	/** Fields compared between snapshots. */
-	const FIELDS = array( 'status', 'name', 'title', 'content', 'excerpt', 'date', 'author', 'parent', 'menu_order', 'terms', 'sticky', 'template', 'thumbnail', 'password', 'comment_status', 'url' );
+	const FIELDS = array( 'modified', 'status', 'name', 'title', 'content', 'excerpt', 'date', 'author', 'parent', 'menu_order', 'terms', 'sticky', 'template', 'thumbnail', 'password', 'comment_status', 'url' );
 
 	/** @var Settings */
 	private $settings;
@@ -263,6 +263,7 @@ class Change_Detector {
 			'thumbnail'      => (int) get_post_meta( $post->ID, '_thumbnail_id', true ),
 			'password'       => md5( (string) $post->post_password ),
 			'comment_status' => $post->comment_status,
+			'modified'       => $post->post_modified_gmt,
 		);
 		$state        = array_merge( $state, $overrides );
 		$state['url'] = $this->public_url( $post, $state );
@@ -397,13 +398,24 @@ class Change_Detector {
 			if ( ! $changed ) {
 				return $inv;
 			}
-			$inv->reason( sprintf( 'post %d updated (%s)', $id, implode( ', ', $changed ) ) );
-			$inv->tags( $own )->urls( array( $after['url'] ) );
+			if ( array( 'modified' ) === $changed ) {
+				// A save that changed nothing visible (the block editor's second save): only the
+				// REST resource and feeds show the modified time.
+				return $inv->tags( array( $scheme->rest_post( $id ), $scheme->post_feed( $id ) ), true )->reason( sprintf( 'post %d re-saved', $id ) );
+			}
+			$inv->reason( sprintf( 'post %d updated (%s)', $id, implode( ', ', array_diff( $changed, array( 'modified' ) ) ) ) );
+			$inv->tags( $own )->urls( array( $after['url'] ) )->tags( array( $scheme->post_feed( $id ) ), true );
 			$has = static function ( array $fields ) use ( $changed ) {
 				return (bool) array_intersect( $fields, $changed );
 			};
-			if ( $has( array( 'title', 'content', 'excerpt', 'thumbnail', 'date', 'author', 'terms', 'password', 'name', 'parent', 'comment_status' ) ) ) {
+			if ( $has( array( 'title', 'content', 'excerpt', 'thumbnail', 'date', 'password', 'name', 'parent', 'comment_status' ) ) ) {
 				$inv->tags( array( $scheme->post_listed( $id ) ), true );
+			}
+			if ( $has( array( 'author' ) ) ) {
+				$inv->tags( array( $scheme->post_author( $id ) ), true );
+			}
+			if ( $has( array( 'terms' ) ) ) {
+				$inv->tags( array( $scheme->post_terms( $id ) ), true );
 			}
 			if ( $has( array( 'title', 'name', 'date', 'parent', 'password' ) ) ) {
 				$inv->tags( array( $scheme->post_linked( $id ) ), true );
@@ -421,6 +433,7 @@ class Change_Detector {
 					$new = $after['terms'][ $tax ] ?? array();
 					foreach ( array_merge( array_diff( $old, $new ), array_diff( $new, $old ) ) as $term_id ) {
 						$tags[] = $scheme->term_listing( $term_id );
+						$tags[] = $scheme->rest_term( $term_id ); // Its post count changes.
 					}
 				}
 				$inv->tags( $tags, true );
@@ -451,7 +464,7 @@ class Change_Detector {
 
 		// Unpublished, trashed or deleted: every page that shows it, and the URL it had.
 		$inv->reason( sprintf( 'post %d %s', $id, null === $after ? 'deleted' : ( 'trash' === $after['status'] ? 'trashed' : 'unpublished' ) ) );
-		$inv->tags( array_merge( $own, array( $scheme->post_listed( $id ), $scheme->post_linked( $id ), $scheme->comments( $id ) ) ) );
+		$inv->tags( array_merge( $own, array( $scheme->post_listed( $id ), $scheme->post_linked( $id ), $scheme->post_feed( $id ), $scheme->post_author( $id ), $scheme->post_terms( $id ), $scheme->comments( $id ) ) ) );
 		$inv->urls( array( $before['url'] ) );
 		$inv->tags( array_merge( $this->listing_keys( $before ), $this->neighbor_keys( $before ) ) );
 		return $inv;
@@ -501,6 +514,7 @@ class Change_Detector {
 		foreach ( $state['terms'] as $ids ) {
 			foreach ( $ids as $term_id ) {
 				$keys[] = $scheme->term_listing( $term_id );
+				$keys[] = $scheme->rest_term( $term_id ); // Its post count changes.
 			}
 		}
 		$object = get_post_type_object( $type );
@@ -522,8 +536,8 @@ class Change_Detector {
 	}
 
 	/**
-	 * Own-page keys of the published posts just before and after this one (their previous/next
-	 * links point to it).
+	 * Neighbour-link keys of the published posts just before and after this one (pages that show
+	 * previous/next links to it).
 	 *
 	 * @param array $state Snapshot.
 	 * @return string[]
@@ -535,7 +549,7 @@ class Change_Detector {
 			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 			$id = $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_status = 'publish' AND ID <> %d AND post_date {$op} %s ORDER BY post_date {$order}, ID {$order} LIMIT 1", $state['type'], $state['id'], $state['date'] ) );
 			if ( $id ) {
-				$keys[] = $this->scheme()->post( (int) $id );
+				$keys[] = $this->scheme()->neighbors( (int) $id );
 			}
 		}
 		return $keys;

@@ -14,8 +14,13 @@ namespace VarnishEdge;
  *   p-N    the post's own page (singular view of post N, its comment feed)
  *   pl-N   post N listed with its content/excerpt (archives, feeds, secondary loops)
  *   pn-N   post N linked by title only (page lists, previous/next links)
+ *   pf-N   post N in a feed (feeds also show its modified time in lastBuildDate)
+ *   pa-N   the author of post N shown (name, link, bio)
+ *   pt-N   the terms of post N shown
+ *   nb-N   the page of post N shows previous/next links (its neighbours)
  *   c-N    the comments of post N
  *   t-N    term N's name or link shown
+ *   ts-N   term N's slug shown (post CSS classes)
  *   u-N    user N shown as an author
  * Listing keys (which query a page shows): home, front, pta-<type>, tl-N (term archive),
  *   ul-N (author archive), date-YYYY[MM[DD]], feed, search, 404, pages (page lists),
@@ -27,7 +32,7 @@ class Key_Scheme {
 	/**
 	 * Classes whose per-object keys may be replaced by one group key on oversize pages.
 	 */
-	const GROUPED = array( 'pl', 'pn', 't', 'u', 'c', 'r-p', 'r-t', 'r-u' );
+	const GROUPED = array( 'pl', 'pn', 'pf', 'pa', 'pt', 'nb', 't', 'ts', 'u', 'c', 'r-p', 'r-t', 'r-u' );
 
 	/**
 	 * Namespace prefix.
@@ -85,6 +90,26 @@ class Key_Scheme {
 	}
 
 	/** @param int $id Post id. */
+	public function post_feed( $id ) {
+		return $this->key( 'pf', (int) $id );
+	}
+
+	/** @param int $id Post id. */
+	public function post_author( $id ) {
+		return $this->key( 'pa', (int) $id );
+	}
+
+	/** @param int $id Post id. */
+	public function post_terms( $id ) {
+		return $this->key( 'pt', (int) $id );
+	}
+
+	/** @param int $id Post id. */
+	public function neighbors( $id ) {
+		return $this->key( 'nb', (int) $id );
+	}
+
+	/** @param int $id Post id. */
 	public function comments( $id ) {
 		return $this->key( 'c', (int) $id );
 	}
@@ -92,6 +117,11 @@ class Key_Scheme {
 	/** @param int $id Term id. */
 	public function term( $id ) {
 		return $this->key( 't', (int) $id );
+	}
+
+	/** @param int $id Term id. */
+	public function term_slug( $id ) {
+		return $this->key( 'ts', (int) $id );
 	}
 
 	/** @param int $id Term id. */
@@ -175,7 +205,7 @@ class Key_Scheme {
 		if ( 0 !== strpos( $key, $prefix ) ) {
 			return null;
 		}
-		if ( preg_match( '/^(r-[ptu]|pl|pn|t|u|c)-[0-9]+$/', substr( $key, strlen( $prefix ) ), $m ) ) {
+		if ( preg_match( '/^(r-[ptu]|pl|pn|pf|pa|pt|nb|t|ts|u|c)-[0-9]+$/', substr( $key, strlen( $prefix ) ), $m ) ) {
 			return $m[1];
 		}
 		return null;

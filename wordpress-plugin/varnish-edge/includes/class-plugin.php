@@ -115,7 +115,12 @@ class Plugin {
 		add_filter( 'next_post_link', array( $k, 'on_adjacent_link' ), 10, 4 );
 		add_filter( 'get_pages', array( $k, 'on_get_pages' ), 10, 1 );
 		add_filter( 'get_comments_number', array( $k, 'on_comments_number' ), 10, 2 );
-		add_filter( 'render_block', array( $k, 'on_render_block' ), 10, 2 );
+		add_filter( 'render_block', array( $k, 'on_render_block' ), 10, 3 );
+		add_filter( 'get_the_terms', array( $k, 'on_get_the_terms' ), 10, 3 );
+		add_filter( 'post_class_taxonomies', array( $k, 'on_post_class_start' ), 10, 1 );
+		add_filter( 'post_class', array( $k, 'on_post_class_end' ), 10, 1 );
+		add_filter( 'the_author', array( $k, 'on_the_author' ), 10, 1 );
+		add_filter( 'author_link', array( $k, 'on_author_link' ), 10, 2 );
 		add_filter( 'wp_nav_menu', array( $k, 'on_nav_menu' ), 10, 1 );
 		add_action( 'dynamic_sidebar_before', array( $k, 'on_sidebar' ), 10, 0 );
 		add_action( 'rest_api_init', array( $this, 'register_rest_key_filters' ), 100 );

@@ -216,8 +216,9 @@ class Related_Changes {
 			->tags( array( $s->rest_collection( $this->rest_base( $taxonomy ) ) ), true )
 			->reason( sprintf( 'term %d edited', $term_id ) );
 		if ( '' !== $before['link'] && $before['link'] !== $after['link'] ) {
-			// Old archive, its pages, feeds and child terms move.
-			$inv->prefixes( array( $before['link'] ) )->urls( array( $after['link'] ) );
+			// Slug or parent changed: old archive, its pages, feeds and child terms move, and
+			// pages printing the slug (post classes) change.
+			$inv->prefixes( array( $before['link'] ) )->urls( array( $after['link'] ) )->tags( array( $s->term_slug( $term_id ) ) );
 		}
 		unset( $this->terms_before[ (int) $term_id ] );
 		$this->queue( $inv );
@@ -242,7 +243,7 @@ class Related_Changes {
 		$before = $this->terms_before[ (int) $term_id ] ?? array( 'link' => '' );
 		$this->queue(
 			( new Invalidation() )
-				->tags( array( $s->term( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ), $s->rest_collection( $this->rest_base( $taxonomy ) ) ) )
+				->tags( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ), $s->rest_collection( $this->rest_base( $taxonomy ) ) ) )
 				->prefixes( '' !== $before['link'] ? array( $before['link'] ) : array() )
 				->reason( sprintf( 'term %d deleted', $term_id ) )
 		);

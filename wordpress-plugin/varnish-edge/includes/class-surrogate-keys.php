@@ -22,6 +22,9 @@ class Surrogate_Keys {
 	/** @var bool */
 	private $buffering = false;
 
+	/** @var bool Inside get_post_class(), which shows term slugs only (as CSS classes). */
+	private $in_post_class = false;
+
 	/**
 	 * Constructor.
 	 *
@@ -170,7 +173,6 @@ class Surrogate_Keys {
 			$post = get_queried_object();
 			if ( $post instanceof \WP_Post ) {
 				$this->add( array( $s->post( $post->ID ), $s->comments( $post->ID ) ) );
-				$this->add_post_context( $post );
 			}
 		} elseif ( is_comment_feed() ) {
 			$this->add( array( $s->listing( 'comments' ) ) );
@@ -203,33 +205,16 @@ class Surrogate_Keys {
 				$this->add( array( $s->post_type_archive( $type ) ) );
 			}
 		}
-		if ( ! is_singular() && $wp_query instanceof \WP_Query ) {
+		if ( $wp_query instanceof \WP_Query ) {
 			foreach ( (array) $wp_query->posts as $post ) {
-				if ( $post instanceof \WP_Post ) {
-					$this->on_the_post( $post );
+				if ( ! $post instanceof \WP_Post ) {
+					continue;
 				}
-			}
-		}
-	}
-
-	/**
-	 * Author and term keys of a rendered post.
-	 *
-	 * @param \WP_Post $post Post.
-	 */
-	private function add_post_context( \WP_Post $post ) {
-		$s = $this->scheme();
-		if ( post_type_supports( $post->post_type, 'author' ) && $post->post_author ) {
-			$this->add( array( $s->user( (int) $post->post_author ) ) );
-		}
-		foreach ( get_object_taxonomies( $post->post_type, 'objects' ) as $taxonomy ) {
-			if ( ! $taxonomy->public ) {
-				continue;
-			}
-			$terms = get_the_terms( $post, $taxonomy->name );
-			if ( is_array( $terms ) ) {
-				foreach ( $terms as $term ) {
-					$this->add( array( $s->term( $term->term_id ) ) );
+				if ( is_feed() ) {
+					$this->add( array( $s->post_feed( $post->ID ) ) );
+				}
+				if ( ! is_singular() ) {
+					$this->on_the_post( $post );
 				}
 			}
 		}
@@ -248,8 +233,85 @@ class Surrogate_Keys {
 		if ( is_singular() && (int) get_queried_object_id() === (int) $post->ID ) {
 			return;
 		}
-		$this->add( array( $s->post_listed( $post->ID ) ) );
-		$this->add_post_context( $post );
+		$this->add( array( is_comment_feed() ? $s->post_linked( $post->ID ) : $s->post_listed( $post->ID ) ) );
+	}
+
+	/**
+	 * Filter `get_the_terms`: a post's terms are displayed (post-terms block, category lists,
+	 * feed categories). REST responses expose term ids only and are keyed by r-t instead.
+	 *
+	 * @param \WP_Term[]|false|\WP_Error $terms    Terms.
+	 * @param int                        $post_id  Post id.
+	 * @param string                     $taxonomy Taxonomy.
+	 * @return \WP_Term[]|false|\WP_Error
+	 */
+	public function on_get_the_terms( $terms, $post_id = 0, $taxonomy = '' ) {
+		if ( ! is_array( $terms ) || is_admin() || ( defined( 'REST_REQUEST' ) && REST_REQUEST ) || ! is_taxonomy_viewable( $taxonomy ) ) {
+			return $terms;
+		}
+		$s = $this->scheme();
+		$this->add( array( $s->post_terms( (int) $post_id ) ) );
+		foreach ( $terms as $term ) {
+			if ( $term instanceof \WP_Term ) {
+				$this->add( array( $this->in_post_class ? $s->term_slug( $term->term_id ) : $s->term( $term->term_id ) ) );
+			}
+		}
+		return $terms;
+	}
+
+	/**
+	 * Filter `post_class_taxonomies`: the term lookups that follow only print slugs.
+	 *
+	 * @param array $taxonomies Taxonomies.
+	 * @return array
+	 */
+	public function on_post_class_start( $taxonomies ) {
+		$this->in_post_class = true;
+		return $taxonomies;
+	}
+
+	/**
+	 * Filter `post_class`: end of the post class term lookups.
+	 *
+	 * @param string[] $classes Classes.
+	 * @return string[]
+	 */
+	public function on_post_class_end( $classes ) {
+		$this->in_post_class = false;
+		return $classes;
+	}
+
+	/**
+	 * Filter `the_author` (classic loops, feeds): the current post's author is displayed.
+	 *
+	 * @param string|null $name Display name.
+	 * @return string|null
+	 */
+	public function on_the_author( $name ) {
+		$post = get_post();
+		if ( $post && ! is_admin() ) {
+			$s = $this->scheme();
+			$this->add( array( $s->post_author( $post->ID ), $s->user( (int) $post->post_author ) ) );
+		}
+		return $name;
+	}
+
+	/**
+	 * Filter `author_link`: a link to an author archive (name and URL of the user shown).
+	 *
+	 * @param string $link      Link.
+	 * @param int    $author_id Author.
+	 * @return string
+	 */
+	public function on_author_link( $link, $author_id = 0 ) {
+		if ( $author_id && ! is_admin() ) {
+			$this->add( array( $this->scheme()->user( (int) $author_id ) ) );
+			$post = get_post();
+			if ( $post && (int) $post->post_author === (int) $author_id ) {
+				$this->add( array( $this->scheme()->post_author( $post->ID ) ) );
+			}
+		}
+		return $link;
 	}
 
 	/**
@@ -263,7 +325,11 @@ class Surrogate_Keys {
 	 */
 	public function on_adjacent_link( $output, $format = '', $link = '', $post = null ) {
 		if ( $post instanceof \WP_Post ) {
-			$this->add( array( $this->scheme()->post_linked( $post->ID ) ) );
+			$s = $this->scheme();
+			$this->add( array( $s->post_linked( $post->ID ) ) );
+			if ( is_singular() ) {
+				$this->add( array( $s->neighbors( get_queried_object_id() ) ) );
+			}
 		}
 		return $output;
 	}
@@ -302,15 +368,24 @@ class Surrogate_Keys {
 	}
 
 	/**
-	 * Filter `render_block`: navigation, comment and page-list blocks.
+	 * Filter `render_block`: navigation, comment, author and latest-posts blocks.
 	 *
-	 * @param string $html  Block HTML.
-	 * @param array  $block Block.
+	 * @param string         $html     Block HTML.
+	 * @param array          $block    Block.
+	 * @param \WP_Block|null $instance Block instance (context).
 	 * @return string
 	 */
-	public function on_render_block( $html, $block ) {
+	public function on_render_block( $html, $block, $instance = null ) {
 		$s = $this->scheme();
 		switch ( $block['blockName'] ?? '' ) {
+			case 'core/post-author':
+			case 'core/post-author-name':
+			case 'core/post-author-biography':
+				$post_id = ( $instance instanceof \WP_Block && isset( $instance->context['postId'] ) ) ? (int) $instance->context['postId'] : (int) get_the_ID();
+				if ( $post_id ) {
+					$this->add( array( $s->post_author( $post_id ), $s->user( (int) get_post_field( 'post_author', $post_id ) ) ) );
+				}
+				break;
 			case 'core/navigation':
 				$this->add( array( $s->listing( 'menus' ) ) );
 				break;

@@ -1,0 +1,226 @@
+<?php
+/**
+ * Conformance harness: render a matrix of views anonymously, record their keys, apply a matrix of
+ * edits, and compare what each edit invalidated (the events that reached the receiver) with what
+ * really changed (the re-rendered output).
+ *
+ * under-invalidation: a view's output changed but nothing in the batch reached it (stale page);
+ * over-invalidation:  a view was invalidated although its output did not change.
+ */
+class ConformanceTest extends VE_TestCase {
+
+	/** @var array<string,array> Report rows per edit. */
+	public static $report = array();
+
+	private static function views() {
+		$ids   = self::$ids;
+		$views = array(
+			'home'            => '/',
+			'home page 2'     => '/page/2/',
+			'single'          => '/2026/03/charlie/',
+			'single sibling'  => '/2026/04/delta/',
+			'page'            => '/about/',
+			'category'        => '/category/sports/',
+			'category other'  => '/category/news/',
+			'tag'             => '/tag/featured/',
+			'author'          => '/author/admin/',
+			'author other'    => '/author/alice/',
+			'date'            => '/2026/03/',
+			'feed'            => '/feed/',
+			'comments feed'   => '/comments/feed/',
+			'search'          => '/?s=story',
+			'404'             => self::live_path(),
+			'rest item'       => '/wp-json/wp/v2/posts/' . $ids['charlie'],
+			'rest collection' => '/wp-json/wp/v2/posts',
+			'rest categories' => '/wp-json/wp/v2/categories',
+		);
+		return $views;
+	}
+
+	/** Where the scheduled post will appear once live (a 404 until then). */
+	private static function live_path() {
+		return '/' . gmdate( 'Y/m', self::live_time() ) . '/harness-live/';
+	}
+
+	private static function live_time() {
+		return strtotime( gmdate( 'Y-m-d 00:00:00' ) ) + 86400 * 2 + 3600 * 10;
+	}
+
+	/** Output with per-request noise removed. */
+	private static function normalize( array $response ) {
+		$location = $response['headers']['location'][0] ?? '';
+		return $response['status'] . "\n" . $location . "\n" . $response['body'];
+	}
+
+	private function render_all() {
+		$out = array();
+		foreach ( self::views() as $name => $path ) {
+			$r            = Environment::fetch( $path );
+			$out[ $name ] = array(
+				'url'    => Environment::home() . $path,
+				'keys'   => Environment::keys_of( $r ),
+				'output' => self::normalize( $r ),
+				'status' => $r['status'],
+			);
+		}
+		return $out;
+	}
+
+	private function invalidated( array $view, array $events ) {
+		foreach ( $events as $event ) {
+			switch ( $event['kind'] ) {
+				case 'all':
+					return true;
+				case 'tags':
+					if ( array_intersect( $event['tags'], $view['keys'] ) ) {
+						return true;
+					}
+					break;
+				case 'urls':
+					if ( in_array( $view['url'], $event['urls'], true ) ) {
+						return true;
+					}
+					break;
+				case 'prefix':
+					foreach ( $event['urls'] as $prefix ) {
+						if ( 0 === strpos( $view['url'], $prefix ) ) {
+							return true;
+						}
+					}
+			}
+		}
+		return false;
+	}
+
+	private function edits() {
+		$ids = self::$ids;
+		$c   = $ids['charlie'];
+		return array(
+			'update body'         => function () use ( $c ) {
+				wp_update_post( array( 'ID' => $c, 'post_content' => '<!-- wp:paragraph --><p>Charlie story, revised.</p><!-- /wp:paragraph -->' ) );
+			},
+			'double save (no-op)' => function () use ( $c ) {
+				wp_update_post( array( 'ID' => $c ) );
+				wp_update_post( array( 'ID' => $c ) );
+			},
+			'change slug'         => function () use ( $c ) {
+				wp_update_post( array( 'ID' => $c, 'post_name' => 'charlie-renamed' ) );
+			},
+			'change category'     => function () use ( $c, $ids ) {
+				wp_set_post_categories( $c, array( $ids['news'] ) );
+			},
+			'publish'             => function () use ( $ids ) {
+				wp_update_post( array( 'ID' => $ids['draft'], 'post_status' => 'publish', 'post_date' => '2026-03-20 10:00:00', 'post_date_gmt' => '2026-03-20 10:00:00', 'edit_date' => true ) );
+			},
+			'unpublish'           => function () use ( $ids ) {
+				wp_update_post( array( 'ID' => $ids['draft'], 'post_status' => 'draft' ) );
+			},
+			'schedule'            => function () {
+				$when = gmdate( 'Y-m-d H:i:s', self::live_time() );
+				self::$ids['live'] = wp_insert_post( array( 'post_title' => 'Harness live', 'post_name' => 'harness-live', 'post_status' => 'future', 'post_date' => $when, 'post_date_gmt' => $when, 'post_content' => 'Scheduled.' ) );
+			},
+			'go live'             => function () {
+				wp_publish_post( self::$ids['live'] );
+			},
+			'comment'             => function () use ( $c ) {
+				wp_insert_comment( array( 'comment_post_ID' => $c, 'comment_content' => 'Harness comment', 'comment_author' => 'Visitor', 'comment_approved' => 1 ) );
+			},
+			'change author'       => function () use ( $c, $ids ) {
+				wp_update_post( array( 'ID' => $c, 'post_author' => $ids['alice'] ) );
+			},
+			'edit term'           => function () use ( $ids ) {
+				wp_update_term( $ids['sports'], 'category', array( 'name' => 'Sports and Games' ) );
+			},
+			'edit menu'           => function () {
+				wp_insert_post( array( 'post_type' => 'wp_navigation', 'post_status' => 'publish', 'post_title' => 'Harness menu', 'post_content' => '<!-- wp:navigation-link {"label":"Harness link","url":"/about/","kind":"custom"} /-->' ) );
+			},
+			'trash'               => function () use ( $ids ) {
+				wp_trash_post( $ids['delta'] );
+			},
+			'delete'              => function () {
+				wp_delete_post( self::$ids['live'], true );
+			},
+		);
+	}
+
+	/** Put the fixture back for the other test classes. */
+	public static function tearDownAfterClass(): void {
+		$ids = self::$ids;
+		wp_untrash_post( $ids['delta'] );
+		wp_update_post( array( 'ID' => $ids['delta'], 'post_status' => 'publish' ) );
+		wp_update_post( array( 'ID' => $ids['charlie'], 'post_name' => 'charlie', 'post_author' => 1 ) );
+		wp_set_post_categories( $ids['charlie'], array( $ids['sports'] ) );
+		wp_update_term( $ids['sports'], 'category', array( 'name' => 'Sports' ) );
+		foreach ( get_posts( array( 'post_type' => 'wp_navigation', 'post_status' => 'any', 'numberposts' => -1 ) ) as $nav ) {
+			wp_delete_post( $nav->ID, true );
+		}
+		foreach ( get_comments( array( 'post_id' => $ids['charlie'] ) ) as $comment ) {
+			wp_delete_comment( $comment, true );
+		}
+		\VarnishEdge\Plugin::instance()->queue->dispatch();
+		parent::tearDownAfterClass();
+	}
+
+	public function test_every_changed_view_is_invalidated_and_unchanged_views_are_not() {
+		$before = $this->render_all();
+		$again  = $this->render_all();
+		foreach ( $before as $name => $view ) {
+			$this->assertSame( $view['output'], $again[ $name ]['output'], "view '$name' must render deterministically" );
+			$this->assertNotEmpty( $view['keys'], "view '$name' carries keys" );
+		}
+		$this->assertSame( 404, $before['404']['status'] );
+
+		$under_total = 0;
+		$over_total  = 0;
+		$changed_total = 0;
+		$lines       = array();
+		foreach ( $this->edits() as $edit => $apply ) {
+			Environment::clear_webhooks();
+			$apply();
+			$this->end_request();
+			$events = Environment::accepted_events();
+			$after  = $this->render_all();
+			$under  = array();
+			$over   = array();
+			$changed = 0;
+			foreach ( $before as $name => $view ) {
+				$did_change  = $view['output'] !== $after[ $name ]['output'];
+				$invalidated = $this->invalidated( $view, $events );
+				$changed    += $did_change ? 1 : 0;
+				if ( $did_change && ! $invalidated ) {
+					$under[] = $name;
+					if ( getenv( 'VARNISH_EDGE_DIFF_DIR' ) ) {
+						$base = getenv( 'VARNISH_EDGE_DIFF_DIR' ) . '/' . preg_replace( '/\W+/', '_', "$edit-$name" );
+						file_put_contents( "$base.before", $view['output'] );
+						file_put_contents( "$base.after", $after[ $name ]['output'] );
+					}
+				}
+				if ( ! $did_change && $invalidated ) {
+					$over[] = $name;
+				}
+			}
+			self::$report[ $edit ] = array(
+				'changed' => $changed,
+				'under'   => $under,
+				'over'    => $over,
+				'webhooks' => count( Environment::webhooks() ),
+			);
+			$under_total   += count( $under );
+			$over_total    += count( $over );
+			$changed_total += $changed;
+			$lines[]        = sprintf( '  %-20s changed %2d  under %d  over %d%s%s', $edit, $changed, count( $under ), count( $over ), $under ? '  UNDER: ' . implode( ', ', $under ) : '', $over ? '  over: ' . implode( ', ', $over ) : '' );
+			$before = $after;
+		}
+		$views = count( self::views() );
+		$edits = count( $this->edits() );
+		$summary = sprintf( 'conformance: %d views x %d edits = %d checks, %d changed, under-invalidation %d, over-invalidation %d', $views, $edits, $views * $edits, $changed_total, $under_total, $over_total );
+		fwrite( STDOUT, "\n" . implode( "\n", $lines ) . "\n" . $summary . "\n" );
+		if ( getenv( 'VARNISH_EDGE_REPORT' ) ) {
+			file_put_contents( getenv( 'VARNISH_EDGE_REPORT' ), json_encode( array( 'summary' => $summary, 'edits' => self::$report ), JSON_PRETTY_PRINT ) );
+		}
+		$this->assertSame( 0, $under_total, 'no stale view after any edit' . "\n" . implode( "\n", $lines ) );
+		$this->assertGreaterThan( 0, $changed_total, 'the edits really changed views' );
+		$this->assertLessThanOrEqual( 1, self::$report['double save (no-op)']['webhooks'], 'two saves in one request: at most one batch' );
+		$this->assertLessThanOrEqual( 16, $over_total, 'over-invalidation stays small' . "\n" . implode( "\n", $lines ) );
+	}
+}
