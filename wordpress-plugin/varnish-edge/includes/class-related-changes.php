@@ -314,6 +314,11 @@ class Related_Changes {
 		}
 		if ( in_array( $option, self::SITE_OPTIONS, true ) ) {
 			$this->site_changed( 'option ' . $option . ' changed' );
+		} elseif ( Settings::OPTION === $option ) {
+			// Cached pages carry keys of the old namespace: only a full purge reaches them.
+			if ( ( is_array( $old ) ? ( $old['namespace'] ?? '' ) : '' ) !== ( is_array( $new ) ? ( $new['namespace'] ?? '' ) : '' ) ) {
+				$this->site_changed( 'surrogate key namespace changed' );
+			}
 		} elseif ( 'sidebars_widgets' === $option || 0 === strpos( $option, 'widget_' ) ) {
 			$this->widgets_changed();
 		} elseif ( 0 === strpos( $option, 'theme_mods_' ) ) {
