@@ -20,26 +20,42 @@ export function prefixRegex(prefix: string): string {
   return checked(`^${escapeRegex(prefix)}`);
 }
 
+export interface PackedRegex {
+  regex: string;
+  /** the literals this regex matches */
+  members: string[];
+}
+
 /**
- * Packs path prefixes into as few anchored alternations `^(?:a|b|…)` as fit `budget` bytes each.
- * A single prefix longer than the budget still gets its own regex (URLs are ≤ 2048 chars).
+ * Packs literal paths into as few anchored alternations as fit `budget` bytes each:
+ * `^(?:a|b|…)` for prefixes, `^(?:a|b|…)$` for exact paths. A single literal longer than the
+ * budget still gets its own regex (URLs are ≤ 2048 chars).
  */
-export function packPrefixRegexes(prefixes: readonly string[], budget: number): string[] {
-  const escaped = [...new Set(prefixes)].map(escapeRegex);
-  const out: string[] = [];
+export function packRegexes(literals: readonly string[], budget: number, exact: boolean): PackedRegex[] {
+  const out: PackedRegex[] = [];
+  const end = exact ? '$' : '';
   let group: string[] = [];
+  let members: string[] = [];
   let size = 0;
   const flush = (): void => {
     if (group.length === 0) return;
-    out.push(checked(group.length === 1 ? `^${group[0]}` : `^(?:${group.join('|')})`));
+    out.push({ regex: checked(group.length === 1 ? `^${group[0]}${end}` : `^(?:${group.join('|')})${end}`), members });
     group = [];
+    members = [];
     size = 0;
   };
-  for (const e of escaped) {
-    if (group.length > 0 && size + e.length + 1 + 6 > budget) flush();
+  for (const literal of new Set(literals)) {
+    const e = escapeRegex(literal);
+    if (group.length > 0 && size + e.length + 1 + 8 > budget) flush();
     group.push(e);
+    members.push(literal);
     size += e.length + 1;
   }
   flush();
   return out;
+}
+
+/** Prefix bans: `^(?:a|b|…)` groups within the budget. */
+export function packPrefixRegexes(prefixes: readonly string[], budget: number): string[] {
+  return packRegexes(prefixes, budget, false).map((p) => p.regex);
 }

@@ -1,7 +1,7 @@
 // Turns a batch of stored events into the fewest invalidation requests for one node:
 // dedupes URLs and tags per site, packs xkey keys into header-budget-sized PURGEKEYS requests,
 // packs prefix bans into anchored alternations, and escalates a URL burst to a site-wide ban.
-import { packPrefixRegexes } from './ban-expression.js';
+import { packPrefixRegexes, packRegexes } from './ban-expression.js';
 import type { StoredEvent } from './normalize.js';
 
 export type Invalidation =
@@ -20,6 +20,11 @@ export interface CoalesceOptions {
   headerBudget: number;
   /** more distinct URLs than this for one site in one batch become one site-wide ban */
   urlEscalateThreshold: number;
+  /**
+   * from this many distinct hard URLs without a query string (one site, one batch), they go out
+   * as exact-match regex bans packed into the header budget instead of one PURGE each
+   */
+  urlBanMin: number;
 }
 
 export interface Plan {
@@ -121,6 +126,20 @@ export function coalesce(events: readonly StoredEvent[], opts: CoalesceOptions):
         for (const s of prefixes.map.values()) for (const id of s) ids.add(id);
         for (const banUrl of packPrefixRegexes([...prefixes.map.keys()], opts.headerBudget)) {
           requests.push({ kind: 'ban', site, banUrl, eventIds: [...ids] });
+        }
+      }
+      // A burst of plain URLs becomes a few exact-match bans (`^(?:/a/|/b/)$` on the stored,
+      // already-normalized URL). URLs with a query keep PURGE: Varnish normalizes their query
+      // (sorting, tracking parameters) and a regex here could miss that spelling.
+      const plain = [...hardUrls.map.keys()].filter((p) => !p.includes('?'));
+      if (plain.length >= opts.urlBanMin) {
+        for (const { regex, members } of packRegexes(plain, opts.headerBudget, true)) {
+          const ids = new Set<string>();
+          for (const m of members) {
+            for (const id of hardUrls.map.get(m)!) ids.add(id);
+            hardUrls.map.delete(m);
+          }
+          requests.push({ kind: 'ban', site, banUrl: regex, eventIds: [...ids] });
         }
       }
       for (const [path, ids] of hardUrls.map) requests.push({ kind: 'purge', site, soft: false, path, eventIds: [...ids] });

@@ -27,6 +27,7 @@ export interface Config {
   batchMax: number;
   headerBudget: number;
   urlEscalateThreshold: number;
+  urlBanMin: number;
   nodeConcurrency: number;
   nodeTimeoutMs: number;
   retryBaseMs: number;
@@ -160,7 +161,8 @@ export function loadConfig(env: Env = process.env): Config {
     coalesceMs: int('PURGER_COALESCE_MS', 5, 0, 10_000),
     batchMax: int('PURGER_BATCH_MAX', 5000, 1, 100_000),
     headerBudget: int('PURGER_HEADER_BUDGET', 7168, 512, 65_536),
-    urlEscalateThreshold: int('PURGER_URL_ESCALATE', 200, 1, 1_000_000),
+    urlEscalateThreshold: int('PURGER_URL_ESCALATE', 2000, 1, 1_000_000),
+    urlBanMin: int('PURGER_URL_BAN_MIN', 16, 1, 1_000_000),
     nodeConcurrency: int('PURGER_NODE_CONCURRENCY', 8, 1, 256),
     nodeTimeoutMs: int('PURGER_NODE_TIMEOUT_MS', 5000, 100, 120_000),
     retryBaseMs: int('PURGER_RETRY_BASE_MS', 200, 1, 60_000),

@@ -15,6 +15,7 @@ export interface DeliveryOptions {
   batchMax: number;
   headerBudget: number;
   urlEscalateThreshold: number;
+  urlBanMin: number;
   nodeConcurrency: number;
   retryBaseMs: number;
   retryMaxMs: number;
@@ -259,7 +260,7 @@ export class NodeDelivery {
   private async apply(entries: LogEntry[], lane: LaneName): Promise<Applied | undefined> {
     const plan = coalesce(
       entries.map((e) => e.event),
-      { headerBudget: this.opts.headerBudget, urlEscalateThreshold: this.opts.urlEscalateThreshold },
+      { headerBudget: this.opts.headerBudget, urlEscalateThreshold: this.opts.urlEscalateThreshold, urlBanMin: this.opts.urlBanMin },
     );
     for (const esc of plan.escalations) {
       this.metrics.escalations.inc({ reason: esc.reason });

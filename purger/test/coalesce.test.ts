@@ -7,7 +7,7 @@ import { requestFor } from '../src/varnish-client.js';
 const ev = (id: string, e: Partial<StoredEvent>): StoredEvent => ({
   id, site: 'example.com', kind: 'urls', soft: false, reason: '', time: '2026-11-22T00:00:00Z', acceptedAt: 0, ...e,
 });
-const opts = { headerBudget: 7168, urlEscalateThreshold: 200 };
+const opts = { headerBudget: 7168, urlEscalateThreshold: 2000, urlBanMin: 16 };
 
 describe('ban-expression', () => {
   it('escapes every regex metacharacter and anchors', () => {
@@ -65,9 +65,31 @@ describe('coalesce', () => {
     expect(new Set(plan.requests.flatMap((r) => r.eventIds)).size).toBe(1000);
   });
 
-  it('escalates a URL burst to one site-wide ban and says so', () => {
+  it('packs a burst of plain URLs into a few exact-match bans; URLs with a query stay PURGEs', () => {
     const events = Array.from({ length: 1000 }, (_, i) => ev(`u${i}`, { paths: [`/post-${i}/`] }));
+    events.push(ev('q', { paths: ['/search/?s=a'] }));
     const plan = coalesce(events, opts);
+    const bans = plan.requests.filter((r): r is Extract<Invalidation, { kind: 'ban' }> => r.kind === 'ban');
+    expect(bans.length).toBeGreaterThan(0);
+    expect(bans.length).toBeLessThanOrEqual(4);
+    expect(plan.requests.filter((r) => r.kind === 'purge')).toEqual([{ kind: 'purge', site: 'example.com', soft: false, path: '/search/?s=a', eventIds: ['q'] }]);
+    expect(plan.escalations).toEqual([]);
+    const res = bans.map((b) => new RegExp(b.banUrl!));
+    for (let i = 0; i < 1000; i++) expect(res.filter((r) => r.test(`/post-${i}/`))).toHaveLength(1);
+    expect(res.some((r) => r.test('/post-1/amp/') || r.test('/post-1000/') || r.test('/x/post-1/'))).toBe(false);
+    for (const b of bans) expect(b.banUrl!.length).toBeLessThanOrEqual(opts.headerBudget);
+    expect(new Set(bans.flatMap((b) => b.eventIds)).size).toBe(1000);
+  });
+
+  it('sends a few URLs as PURGE requests', () => {
+    const plan = coalesce(Array.from({ length: 15 }, (_, i) => ev(`u${i}`, { paths: [`/p-${i}/`] })), opts);
+    expect(plan.requests).toHaveLength(15);
+    expect(plan.requests.every((r) => r.kind === 'purge')).toBe(true);
+  });
+
+  it('escalates a URL burst past the threshold to one site-wide ban and says so', () => {
+    const events = Array.from({ length: 1000 }, (_, i) => ev(`u${i}`, { paths: [`/post-${i}/`] }));
+    const plan = coalesce(events, { ...opts, urlEscalateThreshold: 999 });
     expect(plan.requests).toHaveLength(1);
     expect(plan.requests[0]).toMatchObject({ kind: 'ban', site: 'example.com' });
     expect((plan.requests[0] as Extract<Invalidation, { kind: 'ban' }>).banUrl).toBeUndefined();

@@ -68,10 +68,13 @@ async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals
 export class RedisServer {
   private child: ChildProcess | undefined;
   readonly dir = tempDir('redis');
-  constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    readonly appendfsync: 'always' | 'everysec' = 'always',
+  ) {}
 
-  static async start(): Promise<RedisServer> {
-    const r = new RedisServer(await freePort());
+  static async start(appendfsync: 'always' | 'everysec' = 'always'): Promise<RedisServer> {
+    const r = new RedisServer(await freePort(), appendfsync);
     await r.start();
     return r;
   }
@@ -83,7 +86,7 @@ export class RedisServer {
   async start(): Promise<void> {
     this.child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--protected-mode', 'no'],
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', this.appendfsync, '--protected-mode', 'no'],
       { stdio: 'ignore' },
     );
     await waitFor(`redis-server on ${this.port}`, () => portOpen(this.port));

@@ -34,6 +34,7 @@ export interface StackOptions {
   nodes?: number;
   env?: Record<string, string>;
   logLevel?: string;
+  appendfsync?: 'always' | 'everysec';
 }
 
 export class Stack {
@@ -47,7 +48,7 @@ export class Stack {
   ) {}
 
   static async start(opts: StackOptions = {}): Promise<Stack> {
-    const redis = await RedisServer.start();
+    const redis = await RedisServer.start(opts.appendfsync);
     const origin = await Origin.start();
     const varnishes = await Promise.all(Array.from({ length: opts.nodes ?? 2 }, () => VarnishServer.start(origin.port)));
     const env: Record<string, string> = {
@@ -130,7 +131,8 @@ export class PurgerProcess {
   readonly exited: Promise<number | null>;
 
   constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, [join(REPO_ROOT, 'purger/dist/main.js')], {
+    const nodeArgs = (process.env.PURGER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    this.child = spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'purger/dist/main.js')], {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,191 @@
+// `npm run bench`: ingest → Redis → worker → 2 varnishd, all real, on loopback, bounded in time.
+// Prints and writes (bench/results.json) sustained events/s, accept→applied latency p50/p99 at a
+// paced 500 events/s, purger RSS, and requests sent to Varnish per event, plus a 1,000-event burst.
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpus, release } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { Pool } from 'undici';
+import { REPO_ROOT, freePort, waitFor } from '../harness/processes.js';
+import { SITE, Stack, signedHeaders } from '../harness/stack.js';
+import { compareIds } from '../stream-log.js';
+
+const SUSTAINED_S = Number(process.env.BENCH_SUSTAINED_S ?? 10);
+const PACED_S = Number(process.env.BENCH_PACED_S ?? 10);
+const BATCH = 50; // events per webhook request
+const CONCURRENCY = 16;
+
+let seq = 0;
+function makeEvents(n: number, tag: string): unknown[] {
+  const now = new Date().toISOString();
+  return Array.from({ length: n }, () => {
+    const i = seq++;
+    // Mostly tag events, as the plugin sends them; every fifth an exact-URL event.
+    return i % 5 === 0
+      ? { id: `b-${tag}-${i}`, kind: 'urls', urls: [`http://${SITE}/post-${i % 5000}/`], soft: false, reason: 'bench', time: now }
+      : { id: `b-${tag}-${i}`, kind: 'tags', tags: [`p-post-${i % 5000}`, `wp1-t-${i % 50}`], soft: false, reason: 'bench', time: now };
+  });
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function main(): Promise<void> {
+  const stack = await Stack.start({ nodes: 2, appendfsync: 'everysec' });
+  const port = await freePort();
+  const proc = stack.spawn({ ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...(process.env.BENCH_ROLE ? { PURGER_ROLE: process.env.BENCH_ROLE } : {}), PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'warn', PURGER_POLL_MS: '1000', PURGER_RETRY_BASE_MS: '200', PURGER_RETRY_MAX_MS: '5000', PURGER_NODE_TIMEOUT_MS: '5000' });
+  const base = `http://127.0.0.1:${port}`;
+  const pool = new Pool(base, { connections: CONCURRENCY });
+  const redis = new Redis(stack.redis.url);
+  let maxRss = 0;
+  const rssTimer = setInterval(() => {
+    try {
+      maxRss = Math.max(maxRss, rssMb(proc.child.pid!));
+    } catch {
+      /* exited */
+    }
+  }, 100);
+  const post = async (events: unknown[]): Promise<number> => {
+    const body = JSON.stringify({ site: SITE, events });
+    const res = await pool.request({ method: 'POST', path: '/v1/events', headers: signedHeaders(body), body });
+    await res.body.text();
+    if (res.statusCode !== 202) throw new Error(`POST /v1/events answered ${res.statusCode}`);
+    return events.length;
+  };
+  const requestsSent = async (): Promise<Record<string, number>> => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const out: Record<string, number> = {};
+    for (const m of text.matchAll(/^purger_invalidations_sent_total\{node="([^"]+)",kind="[^"]+",outcome="ok"\} (\d+)/gm)) {
+      out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+    }
+    return out;
+  };
+  const allApplied = async (timeoutMs: number): Promise<number> => {
+    const last = (await redis.xrevrange('purger:log', '+', '-', 'COUNT', 1))[0]![0];
+    await waitFor('every node applied the whole log', async () => {
+      for (const v of stack.varnishes) {
+        if (compareIds((await redis.hget(`purger:node:${v.node}`, 'cursor')) ?? '0-0', last) < 0) return false;
+      }
+      return true;
+    }, timeoutMs, 5);
+    return Date.now();
+  };
+  const latencies = async (ids: string[]): Promise<number[]> => {
+    const out: number[] = [];
+    for (let i = 0; i < ids.length; i += 1000) {
+      const p = redis.pipeline();
+      for (const id of ids.slice(i, i + 1000)) p.hgetall(`purger:evt:${id}`);
+      for (const [, h] of (await p.exec()) ?? []) {
+        const r = h as Record<string, string>;
+        const acceptedAt = (JSON.parse(r.e!) as { acceptedAt: number }).acceptedAt;
+        const applied = stack.varnishes.map((v) => Date.parse((JSON.parse(r[`n:${v.node}`] ?? '{"t":"NaN"}') as { t: string }).t));
+        out.push(Math.max(...applied) - acceptedAt);
+      }
+    }
+    return out.sort((a, b) => a - b);
+  };
+
+  try {
+    await waitFor('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);
+    // Warm a realistic cache: pages tagged like the events.
+    for (const v of stack.varnishes) for (let i = 0; i < 200; i++) await v.get(SITE, `/post-${i}/`);
+    await post(makeEvents(BATCH, 'warmup'));
+    await allApplied(30_000);
+
+    // 1. Sustained: as fast as the API accepts, CONCURRENCY requests in flight, for SUSTAINED_S.
+    const before1 = await requestsSent();
+    const t0 = Date.now();
+    let sent = 0;
+    const until = t0 + SUSTAINED_S * 1000;
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < until) sent += await post(makeEvents(BATCH, 's'));
+    }));
+    const acceptedMs = Date.now() - t0;
+    const appliedAt = await allApplied(120_000);
+    const after1 = await requestsSent();
+    const sustained = {
+      events: sent,
+      accepted_per_s: Math.round(sent / (acceptedMs / 1000)),
+      applied_per_s: Math.round(sent / ((appliedAt - t0) / 1000)),
+      drain_ms_after_last_accept: appliedAt - t0 - acceptedMs,
+      requests_per_event_per_node: Object.fromEntries(stack.varnishes.map((v) => [v.node, +(((after1[v.node] ?? 0) - (before1[v.node] ?? 0)) / sent).toFixed(4)])),
+    };
+    console.log('sustained', sustained);
+    await new Promise((r) => setTimeout(r, 2500)); // let the delayed repurges of phase 1 pass
+
+    // 2. Paced 500 events/s: 10 events every 20 ms; latency from accepted to applied on both nodes.
+    const pacedIds: string[] = [];
+    const pacedStart = Date.now();
+    const inflight: Promise<number>[] = [];
+    for (let tick = 0; Date.now() - pacedStart < PACED_S * 1000; tick++) {
+      const events = makeEvents(10, 'p') as { id: string }[];
+      pacedIds.push(...events.map((e) => e.id));
+      inflight.push(post(events));
+      const next = pacedStart + (tick + 1) * 20;
+      await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
+    }
+    await Promise.all(inflight);
+    await allApplied(60_000);
+    const lat = await latencies(pacedIds);
+    const paced = {
+      events: pacedIds.length,
+      rate_per_s: Math.round(pacedIds.length / ((Date.now() - pacedStart) / 1000)),
+      p50_ms: quantile(lat, 0.5),
+      p99_ms: quantile(lat, 0.99),
+      max_ms: lat[lat.length - 1],
+    };
+    console.log('paced', paced);
+    await new Promise((r) => setTimeout(r, 2500));
+
+    // 3. Burst: 1,000 events at once (two 500-event webhooks), requests per node.
+    const before3 = await requestsSent();
+    const burst = makeEvents(1000, 'burst');
+    await Promise.all([post(burst.slice(0, 500)), post(burst.slice(500))]);
+    await allApplied(30_000);
+    const after3 = await requestsSent();
+    const burstResult = {
+      events: 1000,
+      requests_per_node: Object.fromEntries(stack.varnishes.map((v) => [v.node, (after3[v.node] ?? 0) - (before3[v.node] ?? 0)])),
+    };
+    console.log('burst', burstResult);
+
+    const results = {
+      date: new Date().toISOString(),
+      machine: { cores: cpus().length, cpu: cpus()[0]?.model, kernel: release(), node: process.version },
+      setup: { varnish_nodes: 2, redis_appendfsync: 'everysec', events_per_request: BATCH, client_concurrency: CONCURRENCY, repurge_delay_ms: 2000 },
+      sustained,
+      paced_500_per_s: paced,
+      burst_1000: burstResult,
+      purger_max_rss_mb: Math.round(maxRss * 10) / 10,
+      targets: {
+        sustained_ge_5000_per_s: sustained.applied_per_s >= 5000,
+        p99_lt_50ms_at_500_per_s: paced.p99_ms < 50,
+        rss_lt_150mb: maxRss < 150,
+        burst_le_10_requests_per_node: Object.values(burstResult.requests_per_node).every((n) => n <= 10),
+      },
+    };
+    mkdirSync(join(REPO_ROOT, 'purger/bench'), { recursive: true });
+    writeFileSync(join(REPO_ROOT, 'purger/bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    console.log(JSON.stringify(results, null, 2));
+    console.log('written to purger/bench/results.json');
+  } finally {
+    clearInterval(rssTimer);
+    redis.disconnect();
+    await pool.close();
+    proc.kill('SIGTERM');
+    await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 10_000))]);
+    await stack.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
