@@ -1,0 +1,90 @@
+<?php
+use VarnishEdge\CLI_Command;
+use VarnishEdge\Plugin;
+
+class VE_CliError extends Exception {}
+
+/**
+ * The WP-CLI command class through its public methods (wp-cli itself is not installed here).
+ */
+class CliCommandTest extends VE_TestCase {
+
+	private $lines = array();
+
+	private function cli() {
+		$this->lines = array();
+		return new CLI_Command(
+			function ( $level, $message ) {
+				if ( 'error' === $level ) {
+					throw new VE_CliError( $message );
+				}
+				$this->lines[] = "$level: $message";
+			}
+		);
+	}
+
+	public function test_purge_all_url_post_key() {
+		$this->cli()->purge( array( 'all' ) );
+		$this->assertTrue( $this->sent_all() );
+		$this->assertStringStartsWith( 'success:', $this->lines[0] );
+
+		Environment::clear_webhooks();
+		$this->cli()->purge( array( 'url', home_url( '/about/' ) ) );
+		$this->assertSame( array( home_url( '/about/' ) ), $this->sent_urls() );
+
+		Environment::clear_webhooks();
+		$this->cli()->purge( array( 'post', (string) self::$ids['bravo'] ) );
+		$this->assertContains( $this->key( 'p-' . self::$ids['bravo'] ), $this->sent_tags( false ) );
+		$this->assertContains( $this->key( 'pl-' . self::$ids['bravo'] ), $this->sent_tags( false ) );
+
+		Environment::clear_webhooks();
+		$this->cli()->purge( array( 'key', 'home', $this->key( 'pl-3' ) ) );
+		$this->assertEqualsCanonicalizing( array( $this->key( 'home' ), $this->key( 'pl-3' ), $this->key( 'pl-many' ) ), $this->sent_tags( false ) );
+	}
+
+	public function test_bad_input_gets_a_clear_error() {
+		foreach ( array(
+			array( array( 'url', 'http://elsewhere.test/' ), 'Only absolute URLs of this site' ),
+			array( array( 'post', '999999' ), 'There is no post with ID 999999' ),
+			array( array( 'key', 'bad key!' ), 'Invalid surrogate key' ),
+			array( array( 'everything' ), 'Usage' ),
+		) as list( $args, $message ) ) {
+			try {
+				$this->cli()->purge( $args );
+				$this->fail( 'expected an error for ' . implode( ' ', $args ) );
+			} catch ( VE_CliError $e ) {
+				$this->assertStringContainsString( $message, $e->getMessage() );
+			}
+		}
+		$this->assertSame( array(), Environment::webhooks() );
+	}
+
+	public function test_explain_lists_keys_and_urls() {
+		$id = self::$ids['bravo'];
+		$this->cli()->explain( array( (string) $id ) );
+		$out = implode( "\n", $this->lines );
+		$this->assertStringContainsString( 'Content update:', $out );
+		$this->assertStringContainsString( 'key (hard)  ' . $this->key( "p-$id" ), $out );
+		$this->assertStringContainsString( 'key (soft)  ' . $this->key( "pl-$id" ), $out );
+		$this->assertStringContainsString( 'url (hard)  ' . get_permalink( $id ), $out );
+		$this->assertStringContainsString( 'Unpublish, trash or delete:', $out );
+		$this->assertStringContainsString( $this->key( 'tl-' . self::$ids['news'] ), $out );
+		$this->assertSame( array(), Environment::webhooks(), 'explain sends nothing' );
+	}
+
+	public function test_outbox_status_and_flush() {
+		Environment::stop_receiver();
+		try {
+			$this->cli()->purge( array( 'all' ) );
+			$this->fail( 'delivery to a dead purger is reported' );
+		} catch ( VE_CliError $e ) {
+			$this->assertStringContainsString( 'Queued in the outbox', $e->getMessage() );
+		}
+		$this->cli()->outbox( array( 'status' ) );
+		$this->assertContains( 'line: Pending batches: 1', $this->lines );
+		Environment::start_receiver();
+		$this->cli()->outbox( array( 'flush' ) );
+		$this->assertStringContainsString( 'Delivered 1 webhooks (1 events); 0 batches pending.', $this->lines[0] );
+		$this->assertTrue( $this->sent_all() );
+	}
+}

@@ -1,0 +1,51 @@
+<?php
+use VarnishEdge\Event_Builder;
+use VarnishEdge\Invalidation;
+use VarnishEdge\Key_Scheme;
+
+class EventBuilderTest extends \PHPUnit\Framework\TestCase {
+
+	public function test_hard_wins_over_soft_and_foreign_urls_are_dropped() {
+		$inv = ( new Invalidation() )
+			->tags( array( 'ns-p-1', 'ns-home' ) )
+			->tags( array( 'ns-home', 'ns-pl-1' ), true )
+			->urls( array( 'http://example.com:8080/a/', 'http://evil.test/x', 'http://example.com:8080/ü/#frag' ) )
+			->reason( 'r1' )->reason( 'r2' );
+		$events = Event_Builder::build( $inv, 'example.com:8080', new Key_Scheme( 'ns' ), 1795300000 );
+		$this->assertCount( 3, $events );
+		$this->assertSame( array( 'ns-p-1', 'ns-home' ), $events[0]['tags'] );
+		$this->assertFalse( $events[0]['soft'] );
+		$this->assertSame( array( 'ns-pl-1', 'ns-pl-many' ), $events[1]['tags'] );
+		$this->assertTrue( $events[1]['soft'] );
+		$this->assertSame( array( 'http://example.com:8080/a/', 'http://example.com:8080/%C3%BC/' ), $events[2]['urls'] );
+		$this->assertSame( 'r1; r2', $events[0]['reason'] );
+		$this->assertSame( '2026-11-21T22:26:40Z', $events[0]['time'] );
+		$this->assertNotSame( $events[0]['id'], $events[1]['id'] );
+	}
+
+	public function test_all_replaces_everything() {
+		$inv    = ( new Invalidation() )->tags( array( 'ns-p-1' ) )->everything();
+		$events = Event_Builder::build( $inv, 'example.com', new Key_Scheme( 'ns' ), time() );
+		$this->assertCount( 1, $events );
+		$this->assertSame( 'all', $events[0]['kind'] );
+	}
+
+	public function test_large_sets_are_chunked_and_reasons_truncated() {
+		$inv = new Invalidation();
+		for ( $i = 0; $i < 2500; $i++ ) {
+			$inv->tags( array( "ns-home$i" ) );
+		}
+		$inv->reason( str_repeat( 'é', 400 ) );
+		$events = Event_Builder::build( $inv, 'example.com', new Key_Scheme( 'ns' ), time() );
+		$this->assertCount( 3, $events );
+		$this->assertCount( 1000, $events[0]['tags'] );
+		$this->assertCount( 500, $events[2]['tags'] );
+		$this->assertLessThanOrEqual( 500, strlen( $events[0]['reason'] ) );
+		$this->assertTrue( mb_check_encoding( $events[0]['reason'], 'UTF-8' ) );
+	}
+
+	public function test_empty_invalidation_builds_nothing() {
+		$this->assertSame( array(), Event_Builder::build( new Invalidation(), 'example.com', new Key_Scheme( 'ns' ), time() ) );
+		$this->assertTrue( ( new Invalidation() )->is_empty() );
+	}
+}
