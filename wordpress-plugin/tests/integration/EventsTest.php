@@ -41,6 +41,19 @@ class EventsTest extends VE_TestCase {
 		$this->assertContains( $this->key( "pn-$id" ), $this->sent_tags( true ) );
 	}
 
+	public function test_parent_page_slug_change_purges_children_by_prefix() {
+		$parent = $this->new_post( array( 'post_type' => 'page', 'post_name' => 'parent-page' ) );
+		$child  = $this->new_post( array( 'post_type' => 'page', 'post_name' => 'child-page', 'post_parent' => $parent ) );
+		$this->assertSame( home_url( '/parent-page/child-page/' ), get_permalink( $child ) );
+		wp_update_post( array( 'ID' => $parent, 'post_name' => 'moved-page' ) );
+		$this->end_request();
+		$this->assertContains( home_url( '/parent-page/' ), $this->sent_urls( 'prefix' ) );
+		$this->assertContains( $this->key( 'pages' ), $this->sent_tags( true ) );
+		wp_delete_post( $child, true );
+		wp_delete_post( $parent, true );
+		$this->end_request();
+	}
+
 	public function test_publish_enters_listings_and_drops_404_at_new_url() {
 		$id = wp_insert_post( array( 'post_title' => 'Fresh', 'post_name' => 'fresh', 'post_status' => 'draft', 'post_category' => array( self::$ids['sports'] ), 'post_date' => '2025-09-09 09:00:00' ) );
 		$this->end_request();

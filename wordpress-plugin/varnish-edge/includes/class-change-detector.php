@@ -422,6 +422,9 @@ class Change_Detector {
 			}
 			if ( $before['url'] !== $after['url'] && '' !== $before['url'] ) {
 				$inv->urls( array( $before['url'] ) );
+				if ( is_post_type_hierarchical( $type ) ) {
+					$inv->prefixes( array( $before['url'] ) ); // Child pages lived under the old URL.
+				}
 			}
 			if ( $has( array( 'title', 'content', 'excerpt' ) ) ) {
 				$inv->tags( array( $scheme->listing( 'search' ) ), true );
