@@ -36,7 +36,9 @@ install)
   wp_php demo-content
   [[ -d $plugin ]] || die "wordpress-plugin/varnish-edge is not there yet"
   wp_php activate-plugin
+  wp_php run-cron   # the first run has a backlog (update checks...); drain it now
   ;;
+cron) wp_php run-cron ;;
 app-password) wp_php app-password "${2:-stack}" ;;
-*) die "usage: $0 layout|install|app-password [NAME]" ;;
+*) die "usage: $0 layout|install|cron|app-password [NAME]" ;;
 esac

@@ -250,7 +250,12 @@ await check('3b. a scheduled post goes live and appears on the home page', async
   assert(!sched.error, sched.error);
   assert(sched.status === 'future', `post status ${sched.status}, want future`);
   assert(!sched.earlyOnHome, 'the scheduled post was on the home page before its time');
-  await until('scheduled post on the home page', has('/', sched.marker), Math.max(0, sched.when.getTime() - Date.now()) + 60000, 100);
+  try {
+    await until('scheduled post on the home page', has('/', sched.marker), Math.max(0, sched.when.getTime() - Date.now()) + 60000, 100);
+  } catch (e) {
+    const atOrigin = (await origin('/')).body.includes(sched.marker);
+    throw new Error(`${e.message} (${atOrigin ? 'the origin shows it: the edge kept a stale home page' : 'the origin does not show it either: not published'})`);
+  }
   console.log(`  on the home page ${ms(Date.now() - sched.when.getTime())} after its publish time (wp-cron ticks every ${process.env.WP_CRON_INTERVAL || '?'} s)`);
 });
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# wp-cron.sh start|stop|loop: calls wp-cron.php on the origin every $WP_CRON_INTERVAL seconds.
-# Behind a full-page cache visitors rarely reach PHP, so WordPress's own visitor-driven cron
-# would not run scheduled posts or the plugin's outbox retries: wp-config sets DISABLE_WP_CRON.
+# wp-cron.sh start|stop|loop: runs WordPress's due cron events (stack/wp/run-cron.php, PHP CLI)
+# every $WP_CRON_INTERVAL seconds, one run at a time. Behind a full-page cache visitors rarely
+# reach PHP, so WordPress's own visitor-driven cron would not publish scheduled posts or retry
+# the plugin's outbox: wp-config sets DISABLE_WP_CRON.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 case ${1:-} in
@@ -11,7 +12,7 @@ start)
   ;;
 loop)
   while :; do
-    curl -s -o /dev/null --max-time 60 -H "Host: $SITE_HOST" "http://127.0.0.1:$WEB_PORT/wp-cron.php" || true
+    timeout 300 "$STACK_REPO/stack/prepare-wordpress.sh" cron >/dev/null || true
     sleep "$WP_CRON_INTERVAL"
   done
   ;;
