@@ -297,16 +297,12 @@ class Change_Detector {
 	/* ------------------------------------------------------------ diffing */
 
 	/**
-	 * Invalidation for everything changed so far, without forgetting the snapshots.
+	 * Whether any post was touched in this request.
 	 *
-	 * @return Invalidation
+	 * @return bool
 	 */
-	public function pending() {
-		$inv = new Invalidation();
-		foreach ( $this->before as $id => $before ) {
-			$inv->merge( $this->invalidation_for_post( (int) $id, $before ) );
-		}
-		return $inv;
+	public function has_changes() {
+		return array() !== $this->before;
 	}
 
 	/**
@@ -315,7 +311,10 @@ class Change_Detector {
 	 * @return Invalidation
 	 */
 	public function collect() {
-		$inv           = $this->pending();
+		$inv = new Invalidation();
+		foreach ( $this->before as $id => $before ) {
+			$inv->merge( $this->invalidation_for_post( (int) $id, $before ) );
+		}
 		$this->before  = array();
 		$this->deleted = array();
 		return $inv;

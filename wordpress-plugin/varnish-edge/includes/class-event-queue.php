@@ -49,16 +49,6 @@ class Event_Queue {
 	}
 
 	/**
-	 * What would be sent now (post changes included), without sending.
-	 *
-	 * @return Invalidation
-	 */
-	public function peek() {
-		$inv = clone $this->pending;
-		return $inv->merge( $this->detector->pending() );
-	}
-
-	/**
 	 * Build the batch for everything queued in this request and store it in the outbox.
 	 *
 	 * @return array Events stored (empty when nothing changed).
@@ -82,7 +72,7 @@ class Event_Queue {
 	 * Shutdown handler: flush the response to the browser, then commit and deliver.
 	 */
 	public function dispatch() {
-		$has_events = ! $this->peek()->is_empty();
+		$has_events = ! $this->pending->is_empty() || $this->detector->has_changes();
 		$has_due    = $this->settings->is_configured() && $this->outbox->has_due();
 		if ( ! $has_events && ! $has_due ) {
 			return;

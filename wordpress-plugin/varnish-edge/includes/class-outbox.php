@@ -278,7 +278,6 @@ class Outbox {
 			array(
 				'message_id'      => 'msg_' . bin2hex( random_bytes( 12 ) ),
 				'site'            => $site,
-				/* translators: %d: number of pending batches. */
 				'events'          => wp_json_encode( array( Event_Builder::all_event( sprintf( 'outbox collapsed: %d pending batches', (int) $stats->n ), $now ) ) ),
 				'event_count'     => 1,
 				'next_attempt_at' => $now,

@@ -228,9 +228,6 @@ class Settings {
 				}
 			}
 		}
-		if ( ! empty( $input['clear_secret'] ) ) {
-			$out['secret'] = '';
-		}
 
 		if ( isset( $input['namespace'] ) ) {
 			$ns = trim( (string) $input['namespace'] );

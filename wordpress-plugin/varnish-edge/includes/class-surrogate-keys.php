@@ -98,11 +98,12 @@ class Surrogate_Keys {
 	 * Output buffer callback: send the headers once the whole page is known.
 	 *
 	 * @param string $html  Buffer.
-	 * @param int    $phase Phase flags.
+	 * @param int    $phase Phase flags (PHP_OUTPUT_HANDLER_*).
 	 * @return string
 	 */
 	public function finish( $html, $phase ) {
-		if ( $this->buffering && ( $phase & PHP_OUTPUT_HANDLER_FINAL ) ) {
+		// Normally the final flush; an earlier explicit flush sends what is known by then.
+		if ( $this->buffering && ( $phase & ( PHP_OUTPUT_HANDLER_FINAL | PHP_OUTPUT_HANDLER_FLUSH ) ) ) {
 			$this->buffering = false;
 			$this->send_headers();
 		}
