@@ -33,6 +33,7 @@ class ConformanceTest extends VE_TestCase {
 			'rest item'       => '/wp-json/wp/v2/posts/' . $ids['charlie'],
 			'rest collection' => '/wp-json/wp/v2/posts',
 			'rest categories' => '/wp-json/wp/v2/categories',
+			'sitemap'         => '/wp-sitemap-posts-post-1.xml',
 		);
 		return $views;
 	}

@@ -77,6 +77,16 @@ class SurrogateKeysTest extends VE_TestCase {
 		$this->assertContains( $this->key( 'r-t-' . self::$ids['news'] ), Environment::keys_of( $r ) );
 	}
 
+	public function test_sitemap_and_oembed() {
+		$r = Environment::fetch( '/wp-sitemap-posts-post-1.xml' );
+		$this->assertSame( 200, $r['status'] );
+		$this->assertSame( array( $this->key( 'sitemaps' ) ), Environment::keys_of( $r ) );
+
+		$r = Environment::fetch( '/wp-json/oembed/1.0/embed?url=' . rawurlencode( home_url( '/2026/02/bravo/' ) ) );
+		$this->assertSame( 200, $r['status'] );
+		$this->assertContains( $this->key( 'pl-' . self::$ids['bravo'] ), Environment::keys_of( $r ) );
+	}
+
 	public function test_logged_in_responses_carry_no_keys() {
 		$cookies = array();
 		$expire  = time() + 3600;

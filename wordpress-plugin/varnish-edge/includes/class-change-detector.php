@@ -420,7 +420,7 @@ class Change_Detector {
 				$inv->tags( array( $scheme->post_linked( $id ) ), true );
 			}
 			if ( $before['url'] !== $after['url'] && '' !== $before['url'] ) {
-				$inv->urls( array( $before['url'] ) );
+				$inv->urls( array( $before['url'] ) )->tags( array( $scheme->listing( 'sitemaps' ) ), true );
 				if ( is_post_type_hierarchical( $type ) ) {
 					$inv->prefixes( array( $before['url'] ) ); // Child pages lived under the old URL.
 				}
@@ -512,7 +512,7 @@ class Change_Detector {
 	public function listing_keys( array $state ) {
 		$scheme = $this->scheme();
 		$type   = $state['type'];
-		$keys   = array( $scheme->listing( 'search' ), $scheme->rest_collection( $this->rest_base( $type ) ) );
+		$keys   = array( $scheme->listing( 'search' ), $scheme->listing( 'sitemaps' ), $scheme->rest_collection( $this->rest_base( $type ) ) );
 		foreach ( $state['terms'] as $ids ) {
 			foreach ( $ids as $term_id ) {
 				$keys[] = $scheme->term_listing( $term_id );

@@ -147,6 +147,10 @@ class Surrogate_Keys {
 	public function add_main_query_keys() {
 		global $wp_query;
 		$s = $this->scheme();
+		if ( get_query_var( 'sitemap' ) || get_query_var( 'sitemap-stylesheet' ) ) {
+			$this->add( array( $s->listing( 'sitemaps' ) ) );
+			return;
+		}
 		if ( is_404() ) {
 			$this->add( array( $s->listing( '404' ) ) );
 			return;
@@ -471,9 +475,19 @@ class Surrogate_Keys {
 	 * @return \WP_HTTP_Response
 	 */
 	public function on_rest_dispatch( $response, $server, $request ) {
-		if ( $request instanceof \WP_REST_Request && 'GET' === $request->get_method()
-			&& preg_match( '#^/wp/v2/([a-z0-9_-]+)/?$#', (string) $request->get_route(), $m ) ) {
+		if ( ! $request instanceof \WP_REST_Request || 'GET' !== $request->get_method() ) {
+			return $response;
+		}
+		$route = (string) $request->get_route();
+		if ( preg_match( '#^/wp/v2/([a-z0-9_-]+)/?$#', $route, $m ) ) {
 			$this->add( array( $this->scheme()->rest_collection( $m[1] ) ) );
+		} elseif ( 0 === strpos( $route, '/oembed/1.0/embed' ) ) {
+			// oEmbed shows the post's title, excerpt, author and link.
+			$post_id = url_to_postid( (string) $request->get_param( 'url' ) );
+			if ( $post_id ) {
+				$s = $this->scheme();
+				$this->add( array( $s->post_listed( $post_id ), $s->post_author( $post_id ), $s->rest_post( $post_id ) ) );
+			}
 		}
 		return $response;
 	}
