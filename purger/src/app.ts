@@ -23,6 +23,9 @@ export interface AppDeps {
   workerNodes?: () => number;
 }
 
+/** a webhook batch (≤ 1 MiB) needs far less time than this to arrive */
+const REQUEST_TIMEOUT_MS = 15_000;
+
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
 export async function buildApp(deps: AppDeps) {
@@ -30,10 +33,19 @@ export async function buildApp(deps: AppDeps) {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
+    // Slow headers are cut off by Node (Fastify's default is no limit at all).
+    requestTimeout: REQUEST_TIMEOUT_MS,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setErrorHandler(errorHandler);
+  // Node's requestTimeout stops counting once the headers are in: a client trickling its body
+  // would hold the connection for ever. Drop it unless the body is read within the limit.
+  app.addHook('onRequest', async (request) => {
+    const timer = setTimeout(() => request.raw.destroy(), REQUEST_TIMEOUT_MS).unref();
+    request.raw.once('end', () => clearTimeout(timer));
+    request.raw.once('close', () => clearTimeout(timer));
+  });
   // Bodies stay raw bytes until authenticated (signatures are over the exact bytes).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
