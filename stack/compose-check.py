@@ -198,6 +198,10 @@ def _():
         out.append("VARNISH_EDGE_PURGER_URL does not point at the purger service's PURGER_PORT")
     if env_of("purger").get("PURGER_PORT") != lib_default("PURGER_PORT"):
         out.append(f"purger port {env_of('purger').get('PURGER_PORT')} differs from the native default {lib_default('PURGER_PORT')}")
+    dockerfile = read("purger/Dockerfile") if os.path.exists(os.path.join(ROOT, "purger/Dockerfile")) else ""
+    port = env_of("purger").get("PURGER_PORT")
+    if dockerfile and not re.search(rf"^EXPOSE\s+{port}\b", dockerfile, re.M):
+        out.append(f"purger/Dockerfile does not EXPOSE {port}")
     hc = " ".join(SERVICES["purger"]["healthcheck"]["test"])
     if f":{env_of('purger').get('PURGER_PORT')}/" not in hc:
         out.append("the purger healthcheck does not probe PURGER_PORT")

@@ -18,7 +18,7 @@ teardown() {
   stack/down.sh >/dev/null 2>&1
   if ((rc != 0)); then
     for f in "$STACK_DIR"/log/*.log; do
-      [[ -s $f ]] || continue
+      [[ -s $f && $f != *mariadb-install.log && $f != *nginx-access.log ]] || continue
       echo "──── tail $f"; tail -n 25 "$f"
     done
   fi

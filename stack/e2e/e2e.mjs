@@ -41,7 +41,13 @@ async function until(what, fn, limitMs = 15000, intervalMs = 10) {
   }
 }
 const has = (path, marker) => async () => (await edge(path)).body.includes(marker);
-async function warm(path) { await edge(path); return (await edge(path)).headers['x-cache'] || ''; }
+// Fetches until Varnish answers from cache (a delayed repeat purge of an earlier edit may
+// evict the page between two fetches); returns the last X-Cache.
+async function warm(path) {
+  let state = '';
+  for (let i = 0; i < 6 && state !== 'HIT'; i++) state = (await edge(path)).headers['x-cache'] || '';
+  return state;
+}
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
 const ms = (x) => `${x.toFixed(0)} ms`;
 
