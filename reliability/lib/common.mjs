@@ -1,0 +1,303 @@
+// Shared helpers for the reliability checks: the running native stack (started by
+// reliability/run.sh through stack/up.sh), signed webhooks, extra varnishd nodes, purger
+// processes, a bounded read-load generator, figures. Node's standard library only, plus the
+// stack's own HTTP client (stack/audit/http.mjs).
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { request, sleep } from '../../stack/audit/http.mjs';
+
+export { request, sleep };
+const run = promisify(execFile);
+
+const need = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set (run through reliability/run.sh)`);
+  return v;
+};
+
+/** The stack under test: ports, paths and secrets (secrets stay in memory, never printed). */
+export function stackEnv() {
+  const dir = need('STACK_DIR');
+  const secrets = {};
+  for (const line of readFileSync(join(dir, 'secrets.env'), 'utf8').split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (m) secrets[m[1]] = m[2].replace(/^'(.*)'$/, '$1');
+  }
+  const env = {
+    repo: need('STACK_REPO'), dir, site: need('SITE_HOST'),
+    varnishPort: Number(need('VARNISH_PORT')), webPort: Number(need('WEB_PORT')),
+    purgerPort: Number(need('PURGER_PORT')), redisPort: Number(need('REDIS_PORT')),
+    secrets,
+  };
+  env.edge = `http://127.0.0.1:${env.varnishPort}`;
+  env.origin = `http://127.0.0.1:${env.webPort}`;
+  env.purger = `http://127.0.0.1:${env.purgerPort}`;
+  env.redisUrl = `redis://:${secrets.REDIS_PASSWORD}@127.0.0.1:${env.redisPort}`;
+  return env;
+}
+
+/** Runs stack/services/<svc>.sh start|stop with the stack's environment. */
+export async function service(env, svc, action) {
+  await run(join(env.repo, 'stack/services', `${svc}.sh`), [action], { env: process.env, timeout: 120_000 });
+}
+
+export const pathOf = (link) => { const u = new URL(link); return u.pathname + u.search; };
+
+// ─── signed webhooks (docs/protocol.md §1) ──────────────────────────────────────────────
+export function signHeaders(secret, body, { id = `msg_${randomUUID()}`, timestamp = Math.floor(Date.now() / 1000) } = {}) {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const sig = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+  return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${sig}` };
+}
+
+/** POST /v1/events signed with the stack's secret; returns {status, json}. */
+export async function postEvents(env, base, body, opts = {}) {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const r = await request(base, '/v1/events', { method: 'POST', headers: signHeaders(opts.secret ?? env.secrets.WEBHOOK_SECRET, text, opts), body: text, timeoutMs: 30_000 });
+  let json = null;
+  try { json = JSON.parse(r.body); } catch { /* not JSON */ }
+  return { status: r.status, json, body: r.body };
+}
+
+let seq = 0;
+export const eventId = (p = 'rel') => `${p}-${process.pid}-${Date.now().toString(36)}-${seq++}`;
+export const tagEvent = (tags, extra = {}) => ({ id: eventId(), kind: 'tags', tags, soft: false, reason: 'reliability', time: new Date().toISOString(), ...extra });
+export const urlEvent = (env, paths, extra = {}) => ({ id: eventId(), kind: 'urls', urls: paths.map((p) => `http://${env.site}${p}`), soft: false, reason: 'reliability', time: new Date().toISOString(), ...extra });
+
+/** GET /v1/events/:id on a purger: per-node states. */
+export async function receipt(base, id) {
+  const r = await request(base, `/v1/events/${encodeURIComponent(id)}`);
+  return r.status === 200 ? JSON.parse(r.body) : null;
+}
+
+/** Reads a counter or gauge family from a purger's /metrics: sum over series matching labels. */
+export async function metric(base, name, labels = {}) {
+  const r = await request(base, '/metrics');
+  let sum = 0;
+  for (const line of r.body.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-z_:]+)(\{[^}]*\})?\s+([0-9.eE+-]+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    if (Object.entries(labels).every(([k, v]) => (m[2] || '').includes(`${k}="${v}"`))) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+// ─── Redis (redis-cli; the password goes through REDISCLI_AUTH, never argv) ─────────────
+export async function redis(env, ...args) {
+  const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(env.redisPort), '--no-auth-warning', ...args], {
+    env: { ...process.env, REDISCLI_AUTH: env.secrets.REDIS_PASSWORD }, timeout: 10_000,
+  });
+  return stdout.trim();
+}
+/** How many events a purger prefix has ever stored (the log's sequence counter). */
+export const storedCount = async (env, prefix) => Number((await redis(env, 'GET', `${prefix}:seq`)) || 0);
+
+// ─── Varnish ────────────────────────────────────────────────────────────────────────────
+export function varnishBans(workdir) {
+  const out = execFileSync('varnishadm', ['-n', workdir, 'ban.list'], { encoding: 'utf8', timeout: 10_000 });
+  return out.split('\n').slice(1).filter((l) => l.trim() !== '');
+}
+export function varnishStat(workdir, fields) {
+  const args = ['-n', workdir, '-j'];
+  for (const f of fields) args.push('-f', f);
+  const j = JSON.parse(execFileSync('varnishstat', args, { encoding: 'utf8', timeout: 10_000 }));
+  const counters = j.counters ?? j;
+  const out = {};
+  for (const f of fields) out[f] = counters[f]?.value ?? null;
+  return out;
+}
+
+/** One more varnishd in front of the stack's nginx, with the stack's own entry VCL. */
+export class VarnishNode {
+  constructor(env, name, port, { lurkerAge = '1' } = {}) {
+    Object.assign(this, { env, name, port, lurkerAge });
+    this.workdir = join(env.dir, `rel-varnish-${name}`);
+    this.node = `127.0.0.1:${port}`;
+  }
+
+  async start() {
+    mkdirSync(this.workdir, { recursive: true });
+    this.child = spawn('varnishd', ['-F', '-n', this.workdir, '-a', this.node, '-T', '127.0.0.1:0',
+      '-f', join(this.env.dir, 'conf/stack.vcl'), '-p', `vcl_path=${join(this.env.repo, 'vcl')}:/usr/share/varnish/vcl`,
+      '-p', `ban_lurker_age=${this.lurkerAge}`, '-s', 'malloc,64m'], { stdio: 'ignore' });
+    this.exited = new Promise((r) => this.child.once('exit', r));
+    await until(`varnishd ${this.name} on ${this.port}`, () => portOpen(this.port), 30_000);
+  }
+
+  pids() {
+    if (!this.child || this.child.exitCode !== null) return [];
+    let kids = [];
+    try { kids = execFileSync('pgrep', ['-P', String(this.child.pid)], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map(Number); } catch { /* none */ }
+    return [this.child.pid, ...kids];
+  }
+
+  /** SIGSTOP: connections are accepted by the kernel but nothing answers; the cache is kept. */
+  pause() { for (const p of this.pids()) process.kill(p, 'SIGSTOP'); }
+  resume() { for (const p of this.pids()) process.kill(p, 'SIGCONT'); }
+
+  async stop() {
+    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.resume();
+    this.child.kill('SIGTERM');
+    const t = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await this.exited;
+    clearTimeout(t);
+  }
+
+  async destroy() { await this.stop(); rmSync(this.workdir, { recursive: true, force: true }); }
+  get(path, opts = {}) { return request(`http://${this.node}`, path, { host: this.env.site, ...opts }); }
+}
+
+/** A TCP listener that accepts every connection and never says anything. */
+export async function blackHole(port) {
+  const sockets = new Set();
+  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s)); });
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  return { node: `127.0.0.1:${port}`, connections: () => sockets.size, close: () => { for (const s of sockets) s.destroy(); return new Promise((r) => server.close(r)); } };
+}
+
+/** `node purger/dist/main.js` with the stack's secrets, its own Redis prefix and `extra` env. */
+export class PurgerProcess {
+  constructor(env, port, extra) {
+    Object.assign(this, { env, port });
+    this.url = `http://127.0.0.1:${port}`;
+    this.envVars = {
+      PATH: process.env.PATH, NODE_ENV: 'production', PURGER_HOST: '127.0.0.1', PURGER_PORT: String(port),
+      REDIS_URL: env.redisUrl, PURGER_WEBHOOK_SECRETS: env.secrets.WEBHOOK_SECRET, PURGER_OPERATOR_TOKEN: env.secrets.OPERATOR_TOKEN,
+      PURGER_SITES: env.site, PURGER_LOG_LEVEL: 'warn', ...extra,
+    };
+    this.output = '';
+  }
+
+  async start() {
+    this.child = spawn(process.execPath, [join(this.env.repo, 'purger/dist/main.js')], { env: this.envVars, stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (d) => { this.output = (this.output + d.toString()).slice(-20_000); };
+    this.child.stdout.on('data', keep);
+    this.child.stderr.on('data', keep);
+    this.exited = new Promise((r) => this.child.once('exit', (code, sig) => r(code ?? sig)));
+    await until(`purger on ${this.port}`, async () => (await request(this.url, '/healthz', { timeoutMs: 1000 })).status === 200, 30_000);
+    return this;
+  }
+
+  get pid() { return this.child.pid; }
+  async kill(signal = 'SIGKILL') {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    return this.exited;
+  }
+}
+
+// ─── waiting, ports, figures ───────────────────────────────────────────────────────────
+export function portOpen(port) {
+  return new Promise((res) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => { s.destroy(); res(true); });
+    s.once('error', () => res(false));
+  });
+}
+
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = net.createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+
+/** Polls fn until it returns a truthy value; returns it, throws after limitMs. */
+export async function until(what, fn, limitMs = 30_000, everyMs = 100) {
+  const end = Date.now() + limitMs;
+  let last;
+  for (;;) {
+    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
+    if (Date.now() > end) throw new Error(`not within ${limitMs} ms: ${what}${last ? ` (${last.message})` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+export const pct = (xs, p) => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+};
+export const round = (x, d = 1) => (x === null || x === undefined ? x : Math.round(x * 10 ** d) / 10 ** d);
+export const summary = (xs) => ({ n: xs.length, p50: round(pct(xs, 50)), p95: round(pct(xs, 95)), max: round(xs.length ? Math.max(...xs) : null) });
+
+export function assert(cond, msg) { if (!cond) throw new Error(msg); }
+
+/**
+ * Read load: `concurrency` loops GET `paths` round-robin through `base` until stop(); each
+ * answer is recorded as {t, status, ms, cache}. Bounded by `maxSeconds` whatever happens.
+ */
+export function readLoad(base, host, paths, { concurrency = 4, maxSeconds = 900, pauseMs = 0, timeoutMs = 10_000 } = {}) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const samples = [];
+  let stopped = false;
+  let i = 0;
+  const deadline = Date.now() + maxSeconds * 1000;
+  const one = (path) => new Promise((resolve) => {
+    const t0 = performance.now();
+    const req = http.get(new URL(path, base), { agent, headers: { host, 'user-agent': 'reliability-load/1' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t0, cache: res.headers['x-cache'] || '' }));
+      res.on('error', () => resolve({ status: 0, ms: performance.now() - t0, cache: '', error: 'body' }));
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => resolve({ status: 0, ms: performance.now() - t0, cache: '', error: e.message }));
+  });
+  const loop = async () => {
+    while (!stopped && Date.now() < deadline) {
+      const path = paths[i++ % paths.length];
+      const r = await one(path);
+      samples.push({ t: Date.now(), path, ...r });
+      if (pauseMs) await sleep(pauseMs);
+    }
+  };
+  const loops = Array.from({ length: concurrency }, loop);
+  return {
+    samples,
+    async stop() { stopped = true; await Promise.all(loops); agent.destroy(); return samples; },
+  };
+}
+
+/** Counts of a load's samples: total, errors (status 0 or >= 500), by X-Cache. */
+export function loadFigures(samples) {
+  const errors = samples.filter((s) => s.status === 0 || s.status >= 500);
+  const byCache = {};
+  for (const s of samples) byCache[s.cache || `status-${s.status}`] = (byCache[s.cache || `status-${s.status}`] || 0) + 1;
+  return { requests: samples.length, errors: errors.length, errorSample: errors.slice(0, 3).map((e) => `${e.path} ${e.status} ${e.error || ''}`.trim()), byCache, latencyMs: summary(samples.map((s) => s.ms)) };
+}
+
+/** RSS in KiB of a pid and its descendants (a varnishd manager + child, php-fpm master + workers). */
+export function rssTreeKiB(pid) {
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,rss='], { encoding: 'utf8' });
+  const rows = out.trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
+  const kids = new Map();
+  for (const [p, pp] of rows) { if (!kids.has(pp)) kids.set(pp, []); kids.get(pp).push(p); }
+  const rss = new Map(rows.map(([p, , r]) => [p, r]));
+  let total = 0;
+  const stack = [pid];
+  while (stack.length) { const p = stack.pop(); total += rss.get(p) || 0; stack.push(...(kids.get(p) || [])); }
+  return total;
+}
+
+export function writeResult(repo, name, data) {
+  const dir = join(repo, 'reliability/results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, `${JSON.stringify({ ...data, machine: machine() }, null, 2)}\n`);
+  return file;
+}
+
+function machine() {
+  let os = 'unknown';
+  try { os = /PRETTY_NAME="([^"]+)"/.exec(readFileSync('/etc/os-release', 'utf8'))?.[1] ?? os; } catch { /* keep */ }
+  let cores = 0;
+  try { cores = Number(execFileSync('nproc', { encoding: 'utf8' }).trim()); } catch { /* keep */ }
+  return { os, cores, node: process.version };
+}
