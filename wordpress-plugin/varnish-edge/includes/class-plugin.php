@@ -114,6 +114,10 @@ class Plugin {
 		add_filter( 'previous_post_link', array( $k, 'on_adjacent_link' ), 10, 4 );
 		add_filter( 'next_post_link', array( $k, 'on_adjacent_link' ), 10, 4 );
 		add_filter( 'get_pages', array( $k, 'on_get_pages' ), 10, 1 );
+		add_filter( 'post_link', array( $k, 'on_post_link' ), 10, 2 );
+		add_filter( 'page_link', array( $k, 'on_post_link' ), 10, 2 );
+		add_filter( 'post_type_link', array( $k, 'on_post_link' ), 10, 2 );
+		add_filter( 'get_the_excerpt', array( $k, 'on_excerpt' ), 10, 2 );
 		add_filter( 'get_comments_number', array( $k, 'on_comments_number' ), 10, 2 );
 		add_filter( 'render_block', array( $k, 'on_render_block' ), 10, 3 );
 		add_filter( 'get_the_terms', array( $k, 'on_get_the_terms' ), 10, 3 );

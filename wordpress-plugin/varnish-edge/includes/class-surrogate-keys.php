@@ -320,6 +320,37 @@ class Surrogate_Keys {
 	}
 
 	/**
+	 * Filters `post_link` / `page_link` / `post_type_link`: any link to a post (widgets, blocks,
+	 * menus) shows its URL and, usually, its title.
+	 *
+	 * @param string       $link Permalink.
+	 * @param \WP_Post|int $post Post or id.
+	 * @return string
+	 */
+	public function on_post_link( $link, $post = 0 ) {
+		$id = $post instanceof \WP_Post ? (int) $post->ID : (int) $post;
+		if ( $id && ! is_admin() && ! ( is_singular() && get_queried_object_id() === $id ) ) {
+			$this->add( array( $this->scheme()->post_linked( $id ) ) );
+		}
+		return $link;
+	}
+
+	/**
+	 * Filter `get_the_excerpt`: an excerpt shown outside the main loop (latest-posts block, widgets).
+	 *
+	 * @param string            $excerpt Excerpt.
+	 * @param \WP_Post|int|null $post    Post.
+	 * @return string
+	 */
+	public function on_excerpt( $excerpt, $post = null ) {
+		$id = $post instanceof \WP_Post ? (int) $post->ID : (int) $post;
+		if ( $id && ! is_admin() && ! ( is_singular() && get_queried_object_id() === $id ) ) {
+			$this->add( array( $this->scheme()->post_listed( $id ) ) );
+		}
+		return $excerpt;
+	}
+
+	/**
 	 * Filters `previous_post_link` / `next_post_link`: the adjacent post is linked by title.
 	 *
 	 * @param string        $output Link HTML.
