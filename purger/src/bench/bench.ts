@@ -52,10 +52,13 @@ async function main(): Promise<void> {
       /* exited */
     }
   }, 100);
+  const postMs: number[] = [];
   const post = async (events: unknown[]): Promise<number> => {
     const body = JSON.stringify({ site: SITE, events });
+    const started = performance.now();
     const res = await pool.request({ method: 'POST', path: '/v1/events', headers: signedHeaders(body), body });
     await res.body.text();
+    postMs.push(performance.now() - started);
     if (res.statusCode !== 202) throw new Error(`POST /v1/events answered ${res.statusCode}`);
     return events.length;
   };
@@ -105,9 +108,13 @@ async function main(): Promise<void> {
     let sent = 0;
     const until = t0 + SUSTAINED_S * 1000;
     await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (Date.now() < until) sent += await post(makeEvents(BATCH, 's'));
+      while (Date.now() < until) {
+        const n = await post(makeEvents(BATCH, 's')); // (not `sent += await …`: that loses updates)
+        sent += n;
+      }
     }));
     const acceptedMs = Date.now() - t0;
+    const postSorted = postMs.splice(0).sort((a, b) => a - b);
     const appliedAt = await allApplied(120_000);
     const after1 = await requestsSent();
     const sustained = {
@@ -115,6 +122,7 @@ async function main(): Promise<void> {
       accepted_per_s: Math.round(sent / (acceptedMs / 1000)),
       applied_per_s: Math.round(sent / ((appliedAt - t0) / 1000)),
       drain_ms_after_last_accept: appliedAt - t0 - acceptedMs,
+      webhook_response_ms: { p50: +quantile(postSorted, 0.5).toFixed(1), p99: +quantile(postSorted, 0.99).toFixed(1) },
       requests_per_event_per_node: Object.fromEntries(stack.varnishes.map((v) => [v.node, +(((after1[v.node] ?? 0) - (before1[v.node] ?? 0)) / sent).toFixed(4)])),
     };
     console.log('sustained', sustained);

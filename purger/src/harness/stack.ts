@@ -6,6 +6,7 @@ import { createLogger } from '../logger.js';
 import { startService, type Service } from '../service.js';
 import { parseSecret, sign, type WebhookSecret } from '../signature.js';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Origin, REPO_ROOT, RedisServer, VarnishServer, freePort } from './processes.js';
 
@@ -80,7 +81,7 @@ export class Stack {
     return s;
   }
 
-  /** runs `node dist/main.js` (the built service, as `npm start` does) in its own process */
+  /** runs the built service exactly as `npm start` does, in its own process */
   spawn(env: Record<string, string> = {}): PurgerProcess {
     const p = new PurgerProcess({ ...this.baseEnv, PURGER_PORT: '0', ...env });
     this.processes.push(p);
@@ -131,8 +132,11 @@ export class PurgerProcess {
   readonly exited: Promise<number | null>;
 
   constructor(env: Record<string, string>) {
-    const nodeArgs = (process.env.PURGER_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    this.child = spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'purger/dist/main.js')], {
+    // The same node flags as `npm start` (package.json), without npm's wrapper process.
+    const start = (JSON.parse(readFileSync(join(REPO_ROOT, 'purger/package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const args = start.split(' ').slice(1);
+    this.child = spawn(process.execPath, args, {
+      cwd: join(REPO_ROOT, 'purger'),
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
