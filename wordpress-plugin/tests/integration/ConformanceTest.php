@@ -20,6 +20,7 @@ class ConformanceTest extends VE_TestCase {
 			'single'          => '/2026/03/charlie/',
 			'single sibling'  => '/2026/04/delta/',
 			'page'            => '/about/',
+			'latest posts'    => '/latest/',
 			'category'        => '/category/sports/',
 			'category other'  => '/category/news/',
 			'tag'             => '/tag/featured/',

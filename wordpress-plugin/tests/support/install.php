@@ -62,6 +62,7 @@ foreach ( $plan as $slug => list( $date, $cat, $author ) ) {
 }
 wp_set_post_tags( $ids['bravo'], array( 'Featured' ) );
 $ids['about'] = wp_insert_post( array( 'post_type' => 'page', 'post_title' => 'About', 'post_name' => 'about', 'post_status' => 'publish', 'post_content' => 'About us.' ) );
+$ids['latest'] = wp_insert_post( array( 'post_type' => 'page', 'post_title' => 'Latest', 'post_name' => 'latest', 'post_status' => 'publish', 'post_content' => '<!-- wp:latest-posts {"postsToShow":5,"displayPostContent":true,"excerptLength":10,"displayAuthor":true,"displayPostDate":true} /-->' ) );
 $ids['draft'] = wp_insert_post( array( 'post_title' => 'Hotel draft', 'post_name' => 'hotel', 'post_status' => 'draft', 'post_content' => 'Not yet.', 'post_category' => array( $sports ) ) );
 wp_insert_comment( array( 'comment_post_ID' => $ids['echo'], 'comment_content' => 'First!', 'comment_author' => 'Reader', 'comment_approved' => 1, 'comment_date' => '2026-05-26 10:00:00', 'comment_date_gmt' => '2026-05-26 10:00:00' ) );
 // The default post of wp_install() gets a fixed date so the fixture is deterministic.
