@@ -167,7 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
     nodeTimeoutMs: int('PURGER_NODE_TIMEOUT_MS', 5000, 100, 120_000),
     retryBaseMs: int('PURGER_RETRY_BASE_MS', 200, 1, 60_000),
     retryMaxMs: int('PURGER_RETRY_MAX_MS', 30_000, 1, 3_600_000),
-    streamMaxLen: int('PURGER_STREAM_MAXLEN', 1_000_000, 100, 100_000_000),
+    streamMaxLen: int('PURGER_STREAM_MAXLEN', 100_000, 100, 100_000_000),
     streamMaxAgeS: int('PURGER_STREAM_MAX_AGE_S', 86_400, 10, 30 * 86_400),
     dedupeTtlS: int('PURGER_DEDUPE_TTL_S', 86_400, 60, 30 * 86_400),
     pollMs: int('PURGER_POLL_MS', 1000, 10, 60_000),

@@ -16,7 +16,7 @@ export interface AppliedAll {
   appliedAt: number;
 }
 
-const TRACK_MAX = 200_000;
+const TRACK_MAX = 100_000;
 
 export class Worker {
   readonly deliveries = new Map<string, NodeDelivery>();
