@@ -100,6 +100,24 @@ class SurrogateKeysTest extends VE_TestCase {
 		$this->assertArrayNotHasKey( 'surrogate-control', $r['headers'] );
 	}
 
+	public function test_personal_responses_get_no_long_ttl() {
+		// A response that sets a cookie is personal (a must-use plugin sets one on request).
+		$mu = Environment::$wp . '/wp-content/mu-plugins';
+		if ( ! is_dir( $mu ) ) {
+			mkdir( $mu );
+		}
+		file_put_contents( $mu . '/set-cookie.php', "<?php add_action( 'template_redirect', function () { if ( isset( \$_GET['personal'] ) ) { setcookie( 'personal', '1' ); } }, 5 );" );
+		try {
+			$r = Environment::fetch( '/?personal=1' );
+			$this->assertSame( 200, $r['status'] );
+			$this->assertNotEmpty( Environment::keys_of( $r ) );
+			$this->assertArrayNotHasKey( 'surrogate-control', $r['headers'] );
+			$this->assertArrayHasKey( 'surrogate-control', Environment::fetch( '/' )['headers'] );
+		} finally {
+			unlink( $mu . '/set-cookie.php' );
+		}
+	}
+
 	public function test_without_purger_pages_stay_on_the_microcache() {
 		$saved = get_option( 'varnish_edge_settings' );
 		update_option( 'varnish_edge_settings', array_merge( $saved, array( 'purger_url' => '' ) ) );

@@ -138,6 +138,13 @@ class Surrogate_Keys {
 		if ( ! $this->settings->is_configured() || ! in_array( $status, array( 200, 203, 204, 300, 301, 404, 410 ), true ) ) {
 			return array();
 		}
+		foreach ( headers_list() as $header ) {
+			// Personal responses keep the microcache behaviour. (WordPress's generic no-cache on
+			// 404s is not personal: 404s are cached and purged by URL when content appears.)
+			if ( preg_match( '/^(set-cookie:|cache-control:.*\b(private|no-store)\b)/i', $header ) ) {
+				return array();
+			}
+		}
 		return array( 'Surrogate-Control' => 'max-age=' . $this->settings->ttl() );
 	}
 
