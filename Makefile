@@ -9,6 +9,7 @@ help:
 	@echo "make test-<suite> run one suite without the install step"
 	@echo "make up|down|status  native WordPress + Varnish + purger stack (stack/README.md)"
 	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
+	@echo "make bench        origin vs NGINX microcache vs Varnish, k6 load tests (docs/benchmarks.md)"
 
 test: deps
 	@scripts/run-suites.sh $(SUITES)
@@ -33,3 +34,8 @@ status:
 # make audit [AUDIT_ARGS="--site https://example.com --origin http://10.0.0.5 ..."]
 audit:
 	@stack/audit.sh $(AUDIT_ARGS)
+
+# make bench: k6 side-by-side benchmark on a fresh native stack (about 8 min; docs/benchmarks.md).
+.PHONY: bench
+bench: deps
+	@bench/run.sh

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# make bench: one run, one machine, one real WordPress origin, four ways to serve it:
+#   origin  the bare origin (nginx + php-fpm WordPress of the native stack)
+#   nginx   NGINX microcaching as in NGINX's article (bench/nginx-microcache.conf.in)
+#   vcl     vcl/microcache.vcl in pure microcache mode, 1 s TTL (bench/varnish-microcache.sh)
+#   purge   the stack's own Varnish: long TTL kept fresh by the plugin and the purger
+# Runs k6/hot-url.js and k6/zipf.js against each, k6/herd.js against the three caches,
+# k6/freshness.js (purge; vcl for comparison) and k6/origin-outage.js (vcl), counts origin
+# requests in the origin's access log, then bench/report.py writes bench/results.json,
+# bench/chart.svg and the figures in docs/benchmarks.md. About 8 minutes.
+#
+# Settings: BENCH_DURATION (per hot-url / zipf run, default 20s), BENCH_VUS (20),
+# BENCH_POSTS (demo posts = zipf URLs, 200), BENCH_EDIT_RATE (edits/s, 2).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source k6/lib.sh
+
+DURATION=${BENCH_DURATION:-20s}
+VUS=${BENCH_VUS:-20}
+EDIT_RATE=${BENCH_EDIT_RATE:-2}
+export DEMO_POSTS=${BENCH_POSTS:-200}
+RUNS_DIR=$PWD/bench/out
+K6=$(k6/install-k6.sh) || exit 1
+export K6 RUNS_DIR RUN_TIMEOUT=240
+rm -rf "$RUNS_DIR"; mkdir -p "$RUNS_DIR"
+
+trap temp_stack_down EXIT
+trap 'exit 130' INT TERM
+
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date -u +%FT%TZ)
+temp_stack_up bench || exit 1
+read -r MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT < <(free_ports 2)
+export MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT
+bench/nginx-microcache.sh start || exit 1
+bench/varnish-microcache.sh start || exit 1
+APP_PASSWORD=$(stack/prepare-wordpress.sh app-password bench) || exit 1
+
+declare -A URL=(
+  [origin]=http://127.0.0.1:$WEB_PORT
+  [nginx]=http://127.0.0.1:$MICROCACHE_NGINX_PORT
+  [vcl]=http://127.0.0.1:$MICROCACHE_VARNISH_PORT
+  [purge]=http://127.0.0.1:$VARNISH_PORT
+)
+declare -A VARNISH_WORKDIR=([vcl]=$STACK_DIR/varnish-microcache [purge]=$STACK_DIR/varnish)
+TARGETS=(origin nginx vcl purge)
+
+# Every published post, newest first (rank 1 of the Zipf distribution is the newest post).
+python3 - "${URL[origin]}" "$SITE_HOST" >"$RUNS_DIR/urls.txt" <<'PY' || exit 1
+import json, sys, urllib.request
+base, host = sys.argv[1], sys.argv[2]
+page = 1
+while True:
+    req = urllib.request.Request(f"{base}/wp-json/wp/v2/posts?per_page=100&page={page}&_fields=link&orderby=date&order=desc", headers={"Host": host})
+    try:
+        posts = json.load(urllib.request.urlopen(req, timeout=60))
+    except urllib.error.HTTPError as e:
+        if e.code == 400: break
+        raise
+    for p in posts: print("/" + p["link"].split("/", 3)[3])
+    if len(posts) < 100: break
+    page += 1
+PY
+echo "bench: $(wc -l <"$RUNS_DIR/urls.txt") post URLs; $VUS VUs, $DURATION per run"
+
+# warm TARGET: requests every post URL once (one curl, one connection), so every cache starts
+# the Zipf run from the same state.
+warm() {
+  sed "s|^|url = \"${URL[$1]}|; s|\$|\"\noutput = \"/dev/null\"|" "$RUNS_DIR/urls.txt" >"$RUNS_DIR/warm-$1.curl"
+  curl -s -H "Host: $SITE_HOST" -H 'Accept-Encoding: gzip' -K "$RUNS_DIR/warm-$1.curl"
+}
+
+# measure NAME SCRIPT TARGET [GREP] [VAR=VALUE...]: one k6 run, plus what the origin saw during
+# it (all requests, and those whose log line contains GREP) and Varnish's backend_req delta.
+measure() {
+  local name=$1 script=$2 target=$3 grep=$4; shift 4
+  local off b0="" b1="" rc t0 nlog=$LOG_DIR/nginx-microcache-access.log noff
+  off=$(log_offset)
+  noff=$(stat -c %s "$nlog" 2>/dev/null || echo 0)
+  [[ -n ${VARNISH_WORKDIR[$target]:-} ]] && b0=$(backend_requests "${VARNISH_WORKDIR[$target]}")
+  t0=$(date +%s.%N)
+  echo "════ $name ($script → $target)"
+  k6_run "$name" "$script" TARGET="${URL[$target]}" SITE_HOST="$SITE_HOST" "$@"
+  rc=$?
+  sleep 1.2   # the NGINX microcache's access log is flushed every second
+  # NGINX's own view: $upstream_cache_status counts (MISS / EXPIRED went to the origin).
+  [[ $target == nginx ]] && tail -c +$((noff + 1)) "$nlog" | awk '{n[$(NF-1)]++} END {for (k in n) print k, n[k]}' \
+    >"$RUNS_DIR/$name.nginx-cache-status.txt"
+  [[ -n $b0 ]] && b1=$(backend_requests "${VARNISH_WORKDIR[$target]}")
+  local all match=null backend=null
+  [[ -n $b0 && -n $b1 ]] && backend=$((b1 - b0))
+  all=$(origin_requests "$off")
+  [[ -n $grep ]] && match=$(origin_requests "$off" "$grep")
+  echo "$name: origin saw $all requests${grep:+ ($match matching '$grep')}; k6 exit $rc"
+  python3 - "$RUNS_DIR/$name.origin.json" "$target" "$script" "$rc" "$all" "$match" "$grep" "$backend" "$t0" <<'PY'
+import json, sys, time
+out, target, script, rc, alln, match, grep, backend, t0 = sys.argv[1:]
+num = lambda v: None if v in ("", "null") else int(v)
+json.dump({"target": target, "script": script, "k6_exit": int(rc), "origin_requests": int(alln),
+           "origin_requests_matching": num(match), "match": grep, "varnish_backend_req": num(backend),
+           "wall_s": round(time.time() - float(t0), 1)}, open(out, "w"))
+PY
+}
+
+for t in "${TARGETS[@]}"; do
+  hit=0.9 p99=5000; [[ $t == origin ]] && hit=0 p99=60000
+  measure "hot-url.$t" hot-url "$t" '"GET / HTTP' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99
+done
+# The same without Accept-Encoding (as wrk sends it): Varnish then gunzips every response.
+for t in nginx vcl; do
+  measure "hot-url-identity.$t" hot-url "$t" '"GET / HTTP' DURATION="$DURATION" VUS="$VUS" ACCEPT_ENCODING=
+done
+for t in "${TARGETS[@]}"; do
+  hit=0.5 p99=5000; [[ $t == origin ]] && hit=0 p99=60000 || warm "$t"
+  measure "zipf.$t" zipf "$t" '' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99 WARM=0 URLS_FILE="$RUNS_DIR/urls.txt"
+done
+for t in nginx vcl purge; do
+  nonce=bench$t$RANDOM$RANDOM
+  measure "herd.$t" herd "$t" "herd=$nonce" HERD_VUS=100 HERD_NONCE=$nonce HERD_PATH="$(sed -n 100p "$RUNS_DIR/urls.txt")"
+done
+measure freshness.purge freshness purge '' DURATION=30s EDIT_RATE="$EDIT_RATE" READER_VUS=4 \
+  WP_USER="$WP_ADMIN_USER" WP_APP_PASSWORD="$APP_PASSWORD"
+measure freshness.vcl freshness vcl '' DURATION=15s EDIT_RATE=1 READER_VUS=4 FRESH_P99_MS=2000 \
+  WP_USER="$WP_ADMIN_USER" WP_APP_PASSWORD="$APP_PASSWORD"
+with_origin_outage 5 measure origin-outage.vcl origin-outage vcl '' DURATION=25s VUS=10 OUTAGE_AT=5
+
+cat >"$RUNS_DIR/run.json" <<JSON
+{"started": "$started", "finished": "$(date -u +%FT%TZ)", "load_start": "$load_start",
+ "load_end": "$(cut -d' ' -f1-3 /proc/loadavg)", "duration": "$DURATION", "vus": $VUS, "posts": $(wc -l <"$RUNS_DIR/urls.txt"),
+ "edit_rate": $EDIT_RATE, "wordpress": "$(php -r "include '$WP_DIR/wp-includes/version.php'; echo \$wp_version;")",
+ "varnish": "$(varnishd -V 2>&1 | head -1)", "nginx": "$(nginx -v 2>&1 | sed 's/.*: //')", "k6": "$("$K6" version | head -1)"}
+JSON
+python3 bench/report.py "$RUNS_DIR"

@@ -1,0 +1,85 @@
+// freshness: writers edit posts through WordPress (REST API, application password) at a steady
+// rate while readers poll those posts through the cache. After each save the writer polls the
+// post through the cache until it shows the new title: edge_time_to_fresh is the time from the
+// save response to that first fresh read.
+//
+// Environment: WP_USER, WP_APP_PASSWORD (required), EDIT_RATE (edits/s, default 2), EDIT_POSTS
+// (how many of the newest posts take turns, default 20), READER_VUS (default 4), POLL_MS (10),
+// FRESH_TIMEOUT_MS (10000), FRESH_P99_MS (threshold on edge_time_to_fresh's p99).
+import http from 'k6/http';
+import { sleep } from 'k6';
+import exec from 'k6/execution';
+import encoding from 'k6/encoding';
+import { Counter, Rate, Trend } from 'k6/metrics';
+import { TARGET, env, num, get, params, requireUp, discoverPosts, summarize, seconds, TREND_STATS } from './lib/common.js';
+import { scenarioThresholds } from './lib/thresholds.js';
+
+const DURATION = env('DURATION', '30s');
+const RATE = num('EDIT_RATE', 2);
+const POLL_MS = num('POLL_MS', 10);
+const TIMEOUT_MS = num('FRESH_TIMEOUT_MS', 10000);
+const AUTH = 'Basic ' + encoding.b64encode(`${env('WP_USER', 'admin')}:${env('WP_APP_PASSWORD', '')}`);
+
+const timeToFresh = new Trend('edge_time_to_fresh', true);
+const freshTimeouts = new Counter('edge_fresh_timeouts');
+const editErrors = new Rate('edge_edit_errors');
+const edits = new Counter('edge_edits');
+
+export const options = {
+  scenarios: {
+    writers: {
+      exec: 'writers', executor: 'constant-arrival-rate', rate: RATE, timeUnit: '1s', duration: DURATION,
+      preAllocatedVUs: Math.ceil(RATE * 2) + 1, maxVUs: Math.ceil(RATE * 12) + 2, gracefulStop: `${TIMEOUT_MS / 1000 + 5}s`,
+    },
+    readers: { exec: 'readers', executor: 'constant-vus', vus: num('READER_VUS', 4), duration: DURATION, gracefulStop: '5s' },
+  },
+  summaryTrendStats: TREND_STATS,
+  setupTimeout: '60s',
+  thresholds: {
+    ...scenarioThresholds('readers'),
+    edge_time_to_fresh: [`p(99)<${num('FRESH_P99_MS', 250)}`],
+    edge_fresh_timeouts: ['count==0'],
+    edge_edit_errors: ['rate==0'],
+    edge_edits: ['count>0'],
+  },
+};
+
+export function setup() {
+  if (!env('WP_APP_PASSWORD', '')) exec.test.abort('WP_APP_PASSWORD is not set (an application password of WP_USER)');
+  requireUp('/');
+  const me = http.get(`${TARGET}/wp-json/wp/v2/users/me?context=edit&_fields=id`, params('setup', { headers: { Authorization: AUTH } }));
+  if (me.status !== 200) exec.test.abort(`the application password is not accepted: ${me.status} ${String(me.body).slice(0, 200)}`);
+  const posts = discoverPosts(num('EDIT_POSTS', 20), 'desc');
+  for (const p of posts) { get(p.path, 'setup'); get(p.path, 'setup'); } // cached before the first edit
+  return { posts };
+}
+
+// One writer iteration: save, then poll the post through the cache until it is fresh.
+export function writers(data) {
+  const post = data.posts[exec.scenario.iterationInTest % data.posts.length];
+  const marker = `fresh${exec.scenario.iterationInTest}x${Math.floor(Math.random() * 1e9).toString(36)}`;
+  const save = http.post(`${TARGET}/wp-json/wp/v2/posts/${post.id}`, JSON.stringify({ title: `Post ${post.id} ${marker}` }),
+    params('edit', { headers: { Authorization: AUTH, 'Content-Type': 'application/json' } }));
+  const saved = Date.now();
+  editErrors.add(save.status !== 200);
+  if (save.status !== 200) return;
+  edits.add(1);
+  for (;;) {
+    const res = get(post.path, 'poll');
+    const elapsed = Date.now() - saved;
+    if (res.status === 200 && res.body && res.body.includes(marker)) { timeToFresh.add(elapsed); return; }
+    if (elapsed > TIMEOUT_MS) { freshTimeouts.add(1); timeToFresh.add(elapsed); return; }
+    sleep(POLL_MS / 1000);
+  }
+}
+
+// Readers: anonymous visitors on the same posts and the home page.
+export function readers(data) {
+  const path = Math.random() < 0.2 ? '/' : data.posts[Math.floor(Math.random() * data.posts.length)].path;
+  get(path, 'read', { responseType: 'none' });
+  sleep(num('READ_SLEEP_MS', 20) / 1000);
+}
+
+export function handleSummary(data) {
+  return summarize(data, { scenario: 'readers', seconds: seconds(DURATION), extra: { edit_rate: RATE } });
+}

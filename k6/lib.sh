@@ -1,0 +1,76 @@
+# Shell helpers shared by the k6 smoke suite (scripts/suites/k6.sh) and the benchmark runner
+# (bench/run.sh). Sourced, never run. Needs the repository root as the working directory.
+
+K6_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# temp_stack_up NAME: the native stack (stack/up.sh) on free loopback ports in a new temporary
+# STACK_DIR, like the e2e suite; exports the ports and sources stack/lib.sh for its helpers.
+# DEMO_POSTS and the other stack settings pass through from the environment.
+temp_stack_up() {
+  source stack/lib.sh   # for free_ports
+  read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
+  STACK_DIR=$(mktemp -d "/tmp/$1-stack.XXXXXX")
+  export STACK_DIR VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT
+  export SITE_HOST=localhost:$VARNISH_PORT STACK_SKIP_DEPS=1
+  source stack/lib.sh   # again: paths and defaults follow the settings above
+  echo "$1: stack in $STACK_DIR (varnish $VARNISH_PORT, nginx $WEB_PORT, purger $PURGER_PORT, redis $REDIS_PORT)"
+  stack/up.sh >"$STACK_DIR/up.log" 2>&1 || { tail -n 30 "$STACK_DIR/up.log"; return 1; }
+}
+
+# temp_stack_down [keep-logs]: stops everything started under STACK_DIR and removes it.
+temp_stack_down() {
+  [[ -n ${STACK_DIR:-} && -d $STACK_DIR ]] || return 0
+  bench/varnish-microcache.sh stop >/dev/null 2>&1
+  bench/nginx-microcache.sh stop >/dev/null 2>&1
+  stack/down.sh >/dev/null 2>&1
+  if [[ ${1:-} == keep-logs ]]; then
+    for f in "$STACK_DIR"/log/*.log "$STACK_DIR/up.log"; do
+      [[ -s $f ]] || continue
+      echo "──── tail $f"; tail -n 15 "$f"
+    done
+  fi
+  rm -rf "$STACK_DIR"
+}
+
+# k6_run NAME SCRIPT [VAR=VALUE...]: runs k6/SCRIPT.js with those variables; the summary goes
+# to $RUNS_DIR/NAME.json (handleSummary) and k6's HTML report to $RUNS_DIR/NAME.html. Needs K6
+# (the binary) and RUNS_DIR. Returns k6's exit code (99: thresholds failed, 108: setup aborted).
+k6_run() {
+  local name=$1 script=$2; shift 2
+  mkdir -p "$RUNS_DIR"
+  env OUT_DIR="$RUNS_DIR" RUN_NAME="$name" K6_NO_USAGE_REPORT=true \
+    K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1 K6_WEB_DASHBOARD_PERIOD=1s \
+    K6_WEB_DASHBOARD_EXPORT="$RUNS_DIR/$name.html" "$@" \
+    timeout "${RUN_TIMEOUT:-300}" "$K6" run --quiet --no-color "$K6_DIR/$script.js" \
+    >"$RUNS_DIR/$name.log" 2>&1
+  local rc=$?
+  grep -v '^time=' "$RUNS_DIR/$name.log" | tail -n 25
+  ((rc == 0)) || grep '^time=.*level=\(error\|warning\)' "$RUNS_DIR/$name.log" | tail -n 5
+  return $rc
+}
+
+# Origin requests, from the origin nginx's access log: log_offset marks a point, and
+# origin_requests OFFSET [FIXED-STRING] counts the requests logged since (Varnish's health
+# probes and the wp-cron ticker left out), optionally only lines containing FIXED-STRING.
+origin_log() { echo "$LOG_DIR/nginx-access.log"; }
+log_offset() { stat -c %s "$(origin_log)" 2>/dev/null || echo 0; }
+origin_requests() {
+  tail -c +$(($1 + 1)) "$(origin_log)" | grep -v -e '"GET /robots.txt ' -e '/wp-cron.php' |
+    { if [[ -n ${2:-} ]]; then grep -cF -- "$2"; else wc -l; fi; } || true
+}
+
+# backend_requests VARNISH_WORKDIR: Varnish's count of requests it sent to its backend.
+backend_requests() { varnishstat -n "$1" -1 -f MAIN.backend_req 2>/dev/null | awk '{print $2}'; }
+
+# with_origin_outage AT CMD...: runs CMD while the origin (the stack's nginx) is stopped AT
+# seconds after CMD starts and started again when CMD ends. Returns CMD's exit code.
+with_origin_outage() {
+  local at=$1; shift
+  (sleep "$at"; stack/services/nginx.sh stop) &
+  local stopper=$!
+  "$@"
+  local rc=$?
+  wait "$stopper"
+  stack/services/nginx.sh start || rc=1
+  return $rc
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# k6 smoke suite: every k6/ scenario for a few seconds with loose thresholds, so the scripts
+# keep working (the real runs are `make bench`). Starts the native stack on free ports in a
+# temporary STACK_DIR plus a pure-microcache varnishd for the outage check, and tears it all
+# down even on failure. Also checks that a script's setup fails fast when the target is down.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source k6/lib.sh
+
+pass=0 fail=0
+result() { # result NAME OK?
+  if [[ $2 == 0 ]]; then echo "PASS $1"; pass=$((pass + 1)); else echo "FAIL $1"; fail=$((fail + 1)); fi
+}
+finish() { echo "k6: $pass passed, $fail failed"; ((fail == 0)); exit; }
+
+K6=$(k6/install-k6.sh) || { result "k6 v1.8.1 available" 1; finish; }
+RUNS_DIR=$(mktemp -d /tmp/k6-smoke-out.XXXXXX)
+export K6 RUNS_DIR RUN_TIMEOUT=120
+
+rc=1
+cleanup() {
+  temp_stack_down $( ((rc != 0)) && echo keep-logs)
+  rm -rf "$RUNS_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# 1. Fails fast: nothing listens on the target, so setup must abort (k6 exit code 108) at once.
+read -r dead_port < <(source stack/lib.sh; free_ports 1)
+start=$SECONDS
+k6_run down-target hot-url TARGET=http://127.0.0.1:$dead_port DURATION=30s >/dev/null
+code=$?
+echo "target down: k6 exit code $code after $((SECONDS - start)) s (want 108 within 15 s)"
+result "setup aborts at once when the target is down" $(( code == 108 && SECONDS - start < 15 ? 0 : 1 ))
+
+export DEMO_POSTS=${K6_SMOKE_POSTS:-60}
+if ! temp_stack_up k6; then result "stack starts" 1; finish; fi
+read -r MICROCACHE_VARNISH_PORT < <(free_ports 1)
+export MICROCACHE_VARNISH_PORT
+bench/varnish-microcache.sh start || { result "microcache varnishd starts" 1; finish; }
+APP_PASSWORD=$(stack/prepare-wordpress.sh app-password k6) || { result "application password" 1; finish; }
+EDGE=http://127.0.0.1:$VARNISH_PORT
+common=(TARGET=$EDGE SITE_HOST=$SITE_HOST)
+
+# 2–5: each scenario briefly, through the stack's Varnish.
+k6_run hot-url hot-url "${common[@]}" DURATION=3s VUS=10 MAX_P99_MS=2000 MIN_HIT_RATE=0.9
+result "hot-url" $?
+k6_run zipf zipf "${common[@]}" DURATION=3s VUS=10 MAX_P99_MS=5000 MIN_HIT_RATE=0.3
+result "zipf" $?
+
+offset=$(log_offset)
+nonce=smoke$RANDOM$RANDOM
+k6_run herd herd "${common[@]}" HERD_VUS=50 HERD_NONCE=$nonce MAX_P99_MS=10000
+herd_rc=$?
+seen=$(origin_requests "$offset" "herd=$nonce")
+echo "herd: the origin's access log has $seen request(s) for ?herd=$nonce (want 1)"
+result "herd" $(( herd_rc == 0 && seen == 1 ? 0 : 1 ))
+
+k6_run freshness freshness "${common[@]}" DURATION=5s EDIT_RATE=2 EDIT_POSTS=10 READER_VUS=2 \
+  FRESH_P99_MS=3000 WP_USER=$WP_ADMIN_USER WP_APP_PASSWORD=$APP_PASSWORD
+result "freshness" $?
+
+# 6. The origin goes away 3 s in; the microcache Varnish (1 s TTL) must keep serving.
+with_origin_outage 3 k6_run origin-outage origin-outage TARGET=http://127.0.0.1:$MICROCACHE_VARNISH_PORT \
+  SITE_HOST=$SITE_HOST DURATION=14s VUS=5 OUTAGE_PAGES=10 OUTAGE_AT=3
+result "origin-outage" $?
+
+# Every run left a machine-readable summary and k6's HTML report.
+missing=0
+for name in hot-url zipf herd freshness origin-outage; do
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$RUNS_DIR/$name.json" 2>/dev/null || { echo "no summary JSON for $name"; missing=1; }
+  grep -qi '<html' "$RUNS_DIR/$name.html" 2>/dev/null || { echo "no HTML report for $name"; missing=1; }
+done
+result "summary JSON and HTML report for every run" $missing
+
+((fail == 0)) && rc=0
+finish
