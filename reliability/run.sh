@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# reliability/run.sh quick|chaos|soak: starts the native stack (stack/up.sh) on free loopback
+# ports in a temporary state directory, runs the reliability checks of that mode against it,
+# and tears it down even on failure (printing its logs when something failed).
+#   quick  shortened faults, hostile input, a bounded API fuzz run   (make test)
+#   chaos  every fault with the issue's durations                    (make chaos)
+#   soak   ten minutes of reads plus an event stream                 (make soak)
+# Results: reliability/results/<mode>.json. Checks can be chosen: run.sh quick faults/origin-down
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source stack/lib.sh
+
+mode=${1:-}; shift || true
+QUICK=(hostile/edge-acl hostile/purger-auth hostile/injection hostile/plugin-admin faults/origin-down faults/redis-down faults/worker-kill faults/node-down faults/blackhole-node faults/mariadb-restart)
+CHAOS=(faults/origin-down faults/redis-down faults/worker-kill faults/node-down faults/node-backlog-gone faults/blackhole-node faults/mariadb-restart)
+case $mode in
+quick) checks=("${@:-${QUICK[@]}}") ;;
+chaos) checks=("${@:-${CHAOS[@]}}") ;;
+soak) checks=() ;;
+*) echo "usage: $0 quick|chaos|soak [CHECK...]" >&2; exit 2 ;;
+esac
+
+read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
+STACK_DIR=$(mktemp -d /tmp/reliability-stack.XXXXXX)
+export STACK_DIR VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT STACK_REPO
+export SITE_HOST=localhost:$VARNISH_PORT STACK_SKIP_DEPS=1
+export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAY_MS=1000
+source stack/lib.sh   # again: paths and defaults follow the settings above
+
+rc=1
+teardown() {
+  stack/down.sh >/dev/null 2>&1
+  if ((rc != 0)); then
+    for f in "$STACK_DIR"/log/*.log; do
+      [[ -s $f ]] || continue
+      echo "──── tail $f"; tail -n 15 "$f"
+    done
+  fi
+  rm -rf "$STACK_DIR"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+echo "reliability: $mode; stack in $STACK_DIR (varnish $VARNISH_PORT, nginx $WEB_PORT, purger $PURGER_PORT, redis $REDIS_PORT)"
+start=$SECONDS
+if ! stack/up.sh >"$STACK_DIR/up.log" 2>&1; then
+  cat "$STACK_DIR/up.log"
+  echo "reliability: the stack did not start"
+  echo "reliability: 0 passed, 1 failed"
+  exit 1
+fi
+echo "reliability: stack up in $((SECONDS - start)) s"
+REL_APP_PASSWORD=$(stack/prepare-wordpress.sh app-password reliability) || { echo "reliability: cannot create an application password"; exit 1; }
+export REL_APP_PASSWORD
+
+case $mode in
+soak) timeout 1200 node reliability/soak.mjs; rc=$? ;;
+*)
+  timeout 1500 node reliability/run.mjs "$mode" "${checks[@]}"; rc=$?
+  if [[ $mode == quick && $# -eq 0 ]]; then
+    reliability/fuzz/run.sh || rc=1
+  fi
+  ;;
+esac
+exit $rc
