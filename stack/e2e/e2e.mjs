@@ -91,6 +91,8 @@ try {
   await warm('/');
   sched.earlyOnHome = (await edge('/')).body.includes(sched.marker);
 } catch (e) { sched.error = e.message; }
+// Let the purges of that creation (and their delayed repeat) pass before timing cache hits.
+await sleep(Number(process.env.PURGER_REPURGE_DELAY_MS || 2000) + 1000);
 
 // ─── 1. caching and bypass ───────────────────────────────────────────────────────────
 await check('1. anonymous pages are cached; logged-in and wp-admin bypass', async () => {
