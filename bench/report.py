@@ -78,6 +78,11 @@ def load_run(k6, origin, seconds):
         "varnish_backend_req": origin.get("varnish_backend_req"),
         "thresholds_ok": k6.get("thresholds_ok"), "k6_exit": origin.get("k6_exit"),
     }
+    cpu = origin.get("cpu_s") or {}
+    n = k6.get("requests") or 0
+    per_req = lambda c: round(c * 1e6 / n, 1) if c is not None and n else None
+    row["cpu_s"] = cpu
+    row["cpu_us_per_request"] = {k: per_req(v) for k, v in cpu.items()}
     hits = next((v for k, v in k6.get("metrics", {}).items() if k.endswith("_cache_hits")), None)
     row["cache_hit_rate"] = hits.get("rate") if hits else None
     if origin.get("origin_requests_matching") is not None:
@@ -240,6 +245,17 @@ def markdown(res):
     for t in ("nginx", "vcl"):
         d = hi[t]
         L.append(f"| {LABEL[t]} | {fmt(d['rps'])} | {fmt(d['p50_ms'], 1)} | {fmt(d['p99_ms'], 1)} | {fmt(d['max_ms'], 1)} | {fmt(d['errors'])} |")
+    L += ["", "**Where the CPU went** (CPU time during the run ÷ requests served; the cache's, the origin's "
+          "(nginx + php-fpm + MariaDB) and k6's own, all on the same 2 cores)", "",
+          "| | run | cache µs/request | origin µs/request | k6 µs/request | CPU s: cache / origin / k6 |", "|---|---|---:|---:|---:|---|"]
+    for key in ("hot_url", "hot_url_identity", "zipf"):
+        for t in TARGETS:
+            d = res[key].get(t)
+            if not d or not d.get("cpu_s"):
+                continue
+            c, u = d["cpu_s"], d["cpu_us_per_request"]
+            L.append(f"| {LABEL[t]} | {key.replace('_', '-')} | {fmt(u.get('cache'), 0)} | {fmt(u.get('origin'), 0)} | {fmt(u.get('k6'), 0)} | "
+                     f"{fmt(c.get('cache'), 1)} / {fmt(c.get('origin'), 1)} / {fmt(c.get('k6'), 1)} |")
     ra = res["ratios"]
     L += ["", "**Ratios against (b) NGINX** (requests/s this ÷ NGINX; p99 NGINX ÷ this: higher is better for both)", "",
           "| | hot-url req/s | hot-url p99 | zipf req/s | zipf p99 |", "|---|---:|---:|---:|---:|"]

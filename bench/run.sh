@@ -63,6 +63,17 @@ while True:
 PY
 echo "bench: $(wc -l <"$RUNS_DIR/urls.txt") post URLs; $VUS VUs, $DURATION per run"
 
+# The processes whose CPU time a run is charged with: the cache in front, and the origin.
+pidfile() { tr -dc '0-9' <"$RUN_DIR/$1.pid" 2>/dev/null; }
+server_pids() {
+  case $1 in
+    nginx) pidfile nginx-microcache ;;
+    vcl) pidfile varnish-microcache ;;
+    purge) pidfile varnish ;;
+  esac
+}
+origin_pids() { pidfile nginx; pidfile php-fpm; pidfile mariadbd; }
+
 # warm TARGET: requests every post URL once (one curl, one connection), so every cache starts
 # the Zipf run from the same state.
 warm() {
@@ -78,10 +89,13 @@ measure() {
   off=$(log_offset)
   noff=$(stat -c %s "$nlog" 2>/dev/null || echo 0)
   [[ -n ${VARNISH_WORKDIR[$target]:-} ]] && b0=$(backend_requests "${VARNISH_WORKDIR[$target]}")
+  local s0 o0 k0 s1 o1 k1
+  s0=$(cpu_ticks $(server_pids "$target")) o0=$(cpu_ticks $(origin_pids)) k0=$(children_cpu_ticks)
   t0=$(date +%s.%N)
   echo "════ $name ($script → $target)"
   k6_run "$name" "$script" TARGET="${URL[$target]}" SITE_HOST="$SITE_HOST" "$@"
   rc=$?
+  s1=$(cpu_ticks $(server_pids "$target")) o1=$(cpu_ticks $(origin_pids)) k1=$(children_cpu_ticks)
   sleep 1.2   # the NGINX microcache's access log is flushed every second
   # NGINX's own view: $upstream_cache_status counts (MISS / EXPIRED went to the origin).
   [[ $target == nginx ]] && tail -c +$((noff + 1)) "$nlog" | awk '{n[$(NF-1)]++} END {for (k in n) print k, n[k]}' \
@@ -92,13 +106,17 @@ measure() {
   all=$(origin_requests "$off")
   [[ -n $grep ]] && match=$(origin_requests "$off" "$grep")
   echo "$name: origin saw $all requests${grep:+ ($match matching '$grep')}; k6 exit $rc"
-  python3 - "$RUNS_DIR/$name.origin.json" "$target" "$script" "$rc" "$all" "$match" "$grep" "$backend" "$t0" <<'PY'
+  python3 - "$RUNS_DIR/$name.origin.json" "$target" "$script" "$rc" "$all" "$match" "$grep" "$backend" "$t0" \
+    $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
 import json, sys, time
-out, target, script, rc, alln, match, grep, backend, t0 = sys.argv[1:]
+out, target, script, rc, alln, match, grep, backend, t0, server, origin, k6, hz = sys.argv[1:]
 num = lambda v: None if v in ("", "null") else int(v)
+cpu = lambda ticks: round(int(ticks) / int(hz), 2)
 json.dump({"target": target, "script": script, "k6_exit": int(rc), "origin_requests": int(alln),
            "origin_requests_matching": num(match), "match": grep, "varnish_backend_req": num(backend),
-           "wall_s": round(time.time() - float(t0), 1)}, open(out, "w"))
+           "wall_s": round(time.time() - float(t0), 1),
+           "cpu_s": {"cache": cpu(server) if target != "origin" else None, "origin": cpu(origin), "k6": cpu(k6)}},
+          open(out, "w"))
 PY
 }
 

@@ -62,6 +62,21 @@ origin_requests() {
 # backend_requests VARNISH_WORKDIR: Varnish's count of requests it sent to its backend.
 backend_requests() { varnishstat -n "$1" -1 -f MAIN.backend_req 2>/dev/null | awk '{print $2}'; }
 
+# cpu_ticks PID...: CPU time (user + system, clock ticks) of each process and of its children,
+# live or already exited (a php-fpm master's cutime holds its retired workers' time).
+cpu_ticks() {
+  local t=0 p c
+  for p in "$@"; do
+    [[ -r /proc/$p/stat ]] || continue
+    for c in "$p" $(pgrep -P "$p"); do
+      [[ -r /proc/$c/stat ]] && t=$((t + $(sed 's/.*) //' "/proc/$c/stat" | awk '{print $12 + $13 + $14 + $15}')))
+    done
+  done
+  echo $t
+}
+# children_cpu_ticks: CPU time of every child the main shell ($$) has waited for (k6 among them).
+children_cpu_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{print $14 + $15}'; }
+
 # with_origin_outage AT CMD...: runs CMD while the origin (the stack's nginx) is stopped AT
 # seconds after CMD starts and started again when CMD ends. Returns CMD's exit code.
 with_origin_outage() {
