@@ -5,6 +5,7 @@
  */
 require __DIR__ . '/support/Environment.php';
 require __DIR__ . '/support/TestCase.php';
+require __DIR__ . '/support/FastCgiClient.php';
 
 error_reporting( E_ALL );
 Environment::start();

@@ -157,6 +157,37 @@ final class Environment {
 		self::run( escapeshellarg( PHP_BINARY ) . ' ' . escapeshellarg( __DIR__ . '/install.php' ) . ' ' . escapeshellarg( self::$wp ) . ' ' . escapeshellarg( self::purger_url() ) . ' ' . escapeshellarg( self::SECRET ) . ' ' . escapeshellarg( self::NS ) );
 	}
 
+	/** Answer every webhook only after this many seconds. */
+	public static function receiver_delay( $seconds ) {
+		file_put_contents( self::$receiver_control, 'delay ' . (int) $seconds );
+	}
+
+	/**
+	 * Start php-fpm serving the test site on a unix socket (for fastcgi_finish_request tests).
+	 *
+	 * @return string Socket path.
+	 */
+	public static function start_fpm() {
+		$socket = self::$dir . '/fpm.sock';
+		if ( isset( self::$procs['php-fpm'] ) ) {
+			return $socket;
+		}
+		$fpm = trim( (string) shell_exec( 'command -v php-fpm8.2 || command -v php-fpm || ls /usr/sbin/php-fpm* 2>/dev/null | head -1' ) );
+		if ( '' === $fpm ) {
+			throw new RuntimeException( 'php-fpm is not installed' );
+		}
+		$conf = self::$dir . '/php-fpm.conf';
+		file_put_contents(
+			$conf,
+			"[global]\nerror_log = " . self::$dir . "/php-fpm.log\ndaemonize = no\n\n[www]\nlisten = $socket\npm = static\npm.max_children = 2\nclear_env = no\ncatch_workers_output = yes\n"
+		);
+		self::spawn( 'php-fpm', array( $fpm, '--nodaemonize', '--fpm-config', $conf, '-R' ) );
+		self::wait_for( 'php-fpm', static function () use ( $socket ) {
+			return file_exists( $socket );
+		} );
+		return $socket;
+	}
+
 	public static function start_receiver() {
 		if ( isset( self::$procs['receiver'] ) ) {
 			return;

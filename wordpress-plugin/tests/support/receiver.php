@@ -38,7 +38,11 @@ $entry = array(
 );
 
 if ( $control && is_file( $control ) ) {
-	$forced = (int) trim( file_get_contents( $control ) );
+	$command = trim( file_get_contents( $control ) );
+	if ( preg_match( '/^delay (\d+)$/', $command, $m ) ) {
+		sleep( (int) $m[1] ); // A slow purger.
+	}
+	$forced = (int) $command;
 	if ( $forced ) {
 		answer( $forced, array( 'error' => 'storage', 'message' => 'forced by test' ), $entry );
 	}
