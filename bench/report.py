@@ -184,7 +184,7 @@ def chart(res, path):
                                               ("p99 latency ms (lower is better, log scale)", "p99_ms", ""))):
         x0 = left + i * (panel_w + left / 2)
         vals = [res[s][t][field] for s in ("hot_url", "zipf") for t in TARGETS if res[s][t][field]]
-        lo = 10 ** math.floor(math.log10(max(min(vals), 0.1)))
+        lo = 10 ** math.floor(math.log10(max(min(vals), 0.1) * 0.99))  # the smallest bar stays visible
         hi = 10 ** math.ceil(math.log10(max(vals)))
         ph = H - top - bottom
         y = lambda v: top + ph - (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * ph

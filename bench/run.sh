@@ -29,7 +29,8 @@ trap 'exit 130' INT TERM
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%FT%TZ)
-temp_stack_up bench || exit 1
+# One retry: a stack that fails to come up is not a benchmark result.
+temp_stack_up bench || { temp_stack_down keep-logs; temp_stack_up bench; } || exit 1
 read -r MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT < <(free_ports 2)
 export MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT
 bench/nginx-microcache.sh start || exit 1

@@ -21,6 +21,10 @@ const TIMEOUT_MS = num('FRESH_TIMEOUT_MS', 10000);
 const AUTH = 'Basic ' + encoding.b64encode(`${env('WP_USER', 'admin')}:${env('WP_APP_PASSWORD', '')}`);
 
 const timeToFresh = new Trend('edge_time_to_fresh', true);
+// Its two parts: save -> the poll that came back fresh was sent (webhook, purger, purge), and
+// that poll's own duration (the origin rendering the page again, unless a reader was first).
+const invalidation = new Trend('edge_fresh_invalidation', true);
+const refetch = new Trend('edge_fresh_refetch', true);
 const freshTimeouts = new Counter('edge_fresh_timeouts');
 const editErrors = new Rate('edge_edit_errors');
 const edits = new Counter('edge_edits');
@@ -65,9 +69,15 @@ export function writers(data) {
   if (save.status !== 200) return;
   edits.add(1);
   for (;;) {
+    const sent = Date.now();
     const res = get(post.path, 'poll');
     const elapsed = Date.now() - saved;
-    if (res.status === 200 && res.body && res.body.includes(marker)) { timeToFresh.add(elapsed); return; }
+    if (res.status === 200 && res.body && res.body.includes(marker)) {
+      timeToFresh.add(elapsed);
+      invalidation.add(sent - saved);
+      refetch.add(res.timings.duration);
+      return;
+    }
     if (elapsed > TIMEOUT_MS) { freshTimeouts.add(1); timeToFresh.add(elapsed); return; }
     sleep(POLL_MS / 1000);
   }
