@@ -274,6 +274,31 @@ def _():
     return out
 
 
+@check("the k6 profile runs a scenario that exists, with variables k6/ reads")
+def _():
+    k6 = SERVICES["k6"]
+    mounts = {v.split(":")[1]: v.split(":")[0] for v in k6.get("volumes") or [] if isinstance(v, str)}
+    cmd = k6.get("command") or []
+    script = next((c for c in cmd if c.endswith(".js")), None)
+    out = []
+    if not script:
+        return ["k6 runs no script"]
+    base = next((m for m in mounts if script.startswith(m + "/")), None)
+    if base is None or not os.path.isfile(os.path.join(ROOT, mounts[base], script[len(base) + 1:])):
+        out.append(f"{script} is not a file of a mounted directory")
+    src = ""
+    if base is not None and os.path.isdir(os.path.join(ROOT, mounts[base])):
+        for dp, _, files in os.walk(os.path.join(ROOT, mounts[base])):
+            for f in files:
+                if f.endswith(".js"):
+                    with open(os.path.join(dp, f), encoding="utf-8") as fh:
+                        src += fh.read()
+    for k in env_of("k6"):
+        if not re.search(rf"__ENV\.{k}\b|env\('{k}'|num\('{k}'", src):
+            out.append(f"k6 scripts do not read {k}")
+    return out
+
+
 @check(".env is ignored by git")
 def _():
     r = subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", ".env"])
