@@ -36,7 +36,9 @@ def read(rel):
         return f.read()
 
 
-RAW = read("docker-compose.yml")
+COMPOSE_FILE = os.environ.get("COMPOSE_CHECK_FILE", os.path.join(ROOT, "docker-compose.yml"))
+with open(COMPOSE_FILE, encoding="utf-8") as _f:
+    RAW = _f.read()
 try:
     DOC = yaml.safe_load(RAW)
 except yaml.YAMLError as e:
@@ -304,6 +306,41 @@ def _():
     r = subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", ".env"])
     return [] if r.returncode == 0 else [".env is not in .gitignore"]
 
+
+def self_test():
+    """The checks must be able to fail: each broken copy of the file must be rejected."""
+    import copy
+    import tempfile
+    mutations = {
+        "a healthcheck removed": lambda d: d["services"]["redis"].pop("healthcheck"),
+        "MariaDB port published": lambda d: d["services"]["mariadb"].__setitem__("ports", ["3306:3306"]),
+        "a password hard-coded": lambda d: d["services"]["wordpress"]["environment"].__setitem__("WORDPRESS_DB_PASSWORD", "secret"),
+        "a mount of a missing path": lambda d: d["services"]["varnish"]["volumes"].append("./no-such-dir:/x:ro"),
+        "depends_on without condition": lambda d: d["services"]["varnish"].__setitem__("depends_on", ["wordpress"]),
+        "a writable bind mount": lambda d: d["services"]["varnish"].__setitem__("volumes", ["./vcl:/etc/varnish"]),
+        "a purger variable it does not read": lambda d: d["services"]["purger"]["environment"].__setitem__("PURGER_NO_SUCH_SETTING", "1"),
+        "an unpinned image": lambda d: d["services"]["redis"].__setitem__("image", "redis"),
+        "backend network not internal": lambda d: d["networks"]["backend"].pop("internal"),
+    }
+    out = []
+    mutations = {"nothing changed (baseline)": lambda d: None, **mutations}
+    for name, mutate in mutations.items():
+        doc = copy.deepcopy(DOC)
+        mutate(doc)
+        with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
+            yaml.safe_dump(doc, f, sort_keys=False)
+        r = subprocess.run([sys.executable, os.path.abspath(__file__)], env={**os.environ, "COMPOSE_CHECK_FILE": f.name, "COMPOSE_CHECK_NO_SELF_TEST": "1"}, capture_output=True, text=True)
+        os.unlink(f.name)
+        if name.startswith("nothing changed"):
+            if r.returncode != 0:
+                out.append("the unchanged file, re-serialized, fails: the self-test proves nothing\n" + r.stdout)
+        elif r.returncode == 0:
+            out.append(f"a compose file with {name} passes every check")
+    return out
+
+
+if not os.environ.get("COMPOSE_CHECK_NO_SELF_TEST"):
+    check("self-test: broken copies of the file fail (healthcheck, ports, secrets, mounts, conditions, env names, tags, network)")(self_test)
 
 passed = sum(1 for _, p in results if not p)
 print(f"compose: {passed} passed, {len(results) - passed} failed")
