@@ -91,6 +91,31 @@ def load_run(k6, origin, seconds):
     return row
 
 
+def origin_kinds(runs, name):
+    """What the origin was asked for during a run, from its access log slice."""
+    kinds = {}
+    path = os.path.join(runs, f"{name}.origin.log")
+    if not os.path.exists(path):
+        return kinds
+    for line in open(path):
+        m = re.search(r'"([A-Z]+) (\S+)', line)
+        if not m or m.group(2).startswith(("/robots.txt", "/wp-cron.php")):
+            continue
+        method, url = m.groups()
+        if url.startswith("/wp-json/"):
+            kind = "REST API (edits, post lists)" if method != "GET" else "REST API reads"
+        elif url == "/" or url.startswith("/page/"):
+            kind = "home"
+        elif "/feed/" in url:
+            kind = "feeds"
+        elif url.startswith(("/category/", "/tag/", "/author/", "/20")):
+            kind = "archives"
+        else:
+            kind = "posts and pages"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
+
+
 def build(runs):
     run = json.load(open(os.path.join(runs, "run.json")))
     seconds = None
@@ -123,6 +148,9 @@ def build(runs):
             "edit_errors": metric(k6, "edge_edit_errors", "passes"),
             "origin_requests": origin["origin_requests"],
             "origin_requests_per_edit": round(origin["origin_requests"] / edits, 1) if edits else None,
+            "origin_requests_by_kind": origin_kinds(runs, f"freshness.{t}"),
+            "invalidation_ms": {s: metric(k6, "edge_fresh_invalidation", f"p({s[1:]})" if s.startswith("p") else s) for s in ("p50", "p99", "max")},
+            "refetch_ms": {s: metric(k6, "edge_fresh_refetch", f"p({s[1:]})" if s.startswith("p") else s) for s in ("p50", "p99", "max")},
             "reader_errors": k6.get("errors"), "reader_p99_ms": k6.get("latency_ms", {}).get("p99"),
         }
     k6, origin = load(runs, "origin-outage.vcl")
@@ -273,6 +301,13 @@ def markdown(res):
         tt = f["time_to_fresh_ms"]
         L.append(f"| {LABEL[t]} | {fmt(f['edits'])} | {fmt(tt['p50'])} | {fmt(tt['p90'])} | {fmt(tt['p99'])} | {fmt(tt['max'])} | "
                  f"{fmt(f['timeouts'])} | {fmt(f['origin_requests_per_edit'], 1)} |")
+    for t in ("purge", "vcl"):
+        f = res["freshness"][t]
+        L.append(f"\n{LABEL[t]}: waiting for the change to reach the cache (purge mode: webhook, purger, PURGE; "
+                 f"microcache: TTL expiry and a background refresh) p50 {fmt(f['invalidation_ms']['p50'])} ms, "
+                 f"p99 {fmt(f['invalidation_ms']['p99'])} ms; then the read that came back fresh (a miss: WordPress renders "
+                 f"the page again) p50 {fmt(f['refetch_ms']['p50'])} ms, p99 {fmt(f['refetch_ms']['p99'])} ms. "
+                 "Origin requests during the run: " + ", ".join(f"{k} {v}" for k, v in f["origin_requests_by_kind"].items()) + ".")
     o = res["origin_outage"]["vcl"]
     L += ["", f"**origin-outage** ((c), origin stopped 5 s into a 25 s run): {fmt(o['requests'])} requests, "
           f"{fmt(o['errors'])} errors, {fmt(o['stale_served'])} served stale, p99 {fmt(o['p99_ms'], 1)} ms; "

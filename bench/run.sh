@@ -105,6 +105,7 @@ measure() {
   local all match=null backend=null
   [[ -n $b0 && -n $b1 ]] && backend=$((b1 - b0))
   all=$(origin_requests "$off")
+  tail -c +$((off + 1)) "$(origin_log)" >"$RUNS_DIR/$name.origin.log"
   [[ -n $grep ]] && match=$(origin_requests "$off" "$grep")
   echo "$name: origin saw $all requests${grep:+ ($match matching '$grep')}; k6 exit $rc"
   python3 - "$RUNS_DIR/$name.origin.json" "$target" "$script" "$rc" "$all" "$match" "$grep" "$backend" "$t0" \
