@@ -17,6 +17,7 @@ final class Environment {
 	public static $receiver_log;
 	public static $receiver_control;
 	private static $procs = array();
+	private static $watchdog;
 
 	public static function plugin_dir() {
 		return dirname( __DIR__, 2 ) . '/varnish-edge';
@@ -57,7 +58,36 @@ final class Environment {
 			throw new RuntimeException( "cannot start $name" );
 		}
 		self::$procs[ $name ] = $proc;
+		self::write_pgids();
 		return $proc;
+	}
+
+	/** Process groups the watchdog must end if this PHP process dies without cleaning up. */
+	private static function write_pgids() {
+		$pgids = array();
+		foreach ( self::$procs as $proc ) {
+			$pgids[] = proc_get_status( $proc )['pid'];
+		}
+		file_put_contents( self::$dir . '/pgids', implode( "\n", $pgids ) . "\n" );
+	}
+
+	/**
+	 * A detached watchdog: when this PHP process is gone (fatal error, timeout, kill), it ends the
+	 * servers started here and removes the directory.
+	 */
+	private static function start_watchdog() {
+		$script = sprintf(
+			'while kill -0 %1$d 2>/dev/null; do sleep 1; done; f=%2$s/pgids; if [ -f "$f" ]; then for g in $(cat "$f"); do kill -TERM -- -$g 2>/dev/null; done; sleep 3; for g in $(cat "$f"); do kill -KILL -- -$g 2>/dev/null; done; fi; %3$s',
+			getmypid(),
+			escapeshellarg( self::$dir ),
+			getenv( 'VARNISH_EDGE_KEEP_TMP' ) ? 'true' : 'rm -rf ' . escapeshellarg( self::$dir )
+		);
+		$null = array( 'file', '/dev/null', 'a' );
+		$proc = proc_open( array( 'setsid', 'bash', '-c', $script ), array( 0 => array( 'file', '/dev/null', 'r' ), 1 => $null, 2 => $null ), $pipes );
+		self::$watchdog = $proc;
+		if ( ! is_resource( $proc ) ) {
+			throw new RuntimeException( 'cannot start the cleanup watchdog' );
+		}
 	}
 
 	private static function wait_for( $what, callable $ready, $seconds = 60 ) {
@@ -83,6 +113,7 @@ final class Environment {
 	public static function start() {
 		self::$dir = sys_get_temp_dir() . '/varnish-edge-test-' . getmypid() . '-' . bin2hex( random_bytes( 3 ) );
 		mkdir( self::$dir, 0777, true );
+		self::start_watchdog();
 		// Stop last: WordPress registers its own shutdown work later and still needs the database.
 		register_shutdown_function(
 			static function () {
@@ -236,6 +267,7 @@ final class Environment {
 		}
 		proc_close( $proc );
 		unset( self::$procs[ $name ] );
+		self::write_pgids();
 	}
 
 	public static function stop() {
