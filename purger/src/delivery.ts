@@ -35,6 +35,8 @@ type LaneName = 'main' | 'repurge';
 class Lane {
   cursor = '0-0';
   seq = 0;
+  /** false after a jump to a position that is not an entry (restart skip): no gap check then */
+  seqKnown = true;
   private wakeResolve: (() => void) | undefined;
   private woken = false;
   private timer: NodeJS.Timeout | undefined;
@@ -168,7 +170,7 @@ export class NodeDelivery {
   private async drainMain(): Promise<void> {
     if (this.opts.coalesceMs > 0) await this.sleep(this.opts.coalesceMs);
     while (!this.stopped) {
-      const { entries, overrun } = await this.log.read(this.main.cursor, this.opts.batchMax);
+      const { entries, overrun } = await this.log.read(this.main.cursor, this.main.seqKnown ? this.main.seq : undefined, this.opts.batchMax);
       if (overrun) {
         await this.recoverOverrun();
         continue;
@@ -181,6 +183,7 @@ export class NodeDelivery {
       await this.log.saveCursor(this.node, 'cursor', last.streamId, last.seq);
       this.main.cursor = last.streamId;
       this.main.seq = last.seq;
+      this.main.seqKnown = true;
       this.hooks.onApplied(this.node, entries);
       if (this.opts.repurgeDelayMs > 0 && entries.some((e) => appliesHard(e.event))) {
         this.repurge.wakeAfter(this.opts.repurgeDelayMs);
@@ -194,7 +197,7 @@ export class NodeDelivery {
       const due = `${Date.now() - this.opts.repurgeDelayMs}`;
       const end = compareIds(this.main.cursor, due) < 0 ? this.main.cursor : due;
       if (compareIds(this.repurge.cursor, end) >= 0) break;
-      const { entries } = await this.log.read(this.repurge.cursor, this.opts.batchMax, end);
+      const { entries } = await this.log.read(this.repurge.cursor, undefined, this.opts.batchMax, end);
       if (entries.length === 0) {
         // nothing between the cursors (trimmed or skipped): catch up
         this.repurge.cursor = end.includes('-') ? end : `${end}-0`;
@@ -219,8 +222,7 @@ export class NodeDelivery {
 
   /** The node's cursor points at entries the log no longer has: ban every site, jump to the end. */
   private async recoverOverrun(): Promise<void> {
-    const last = await this.log.lastId();
-    const seq = await this.log.headSeq();
+    const { id: last, seq } = await this.log.lastPosition();
     const sites = [...new Set([...this.opts.sites, ...(await this.log.sites())])].sort();
     this.metrics.logOverruns.inc({ node: this.node });
     this.logger.error(
@@ -234,6 +236,7 @@ export class NodeDelivery {
     await this.log.saveCursor(this.node, 'repurge', last);
     this.main.cursor = last;
     this.main.seq = seq;
+    this.main.seqKnown = true;
     this.repurge.cursor = last;
   }
 
@@ -251,6 +254,7 @@ export class NodeDelivery {
     );
     await this.log.saveCursor(this.node, 'cursor', boundary);
     this.main.cursor = boundary;
+    this.main.seqKnown = false;
     if (compareIds(this.repurge.cursor, boundary) < 0) {
       await this.log.saveCursor(this.node, 'repurge', boundary);
       this.repurge.cursor = boundary;

@@ -13,6 +13,9 @@ export function normalizeSite(value: string): string | undefined {
   return s;
 }
 
+/** docs/protocol.md: `time` is an RFC 3339 date-time (Date.parse alone also takes "1", RFC 1123…). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
 export type EventKind = 'urls' | 'tags' | 'prefix' | 'all';
 
 export interface InputEvent {
@@ -81,7 +84,7 @@ export function toStoredEvent(
     time: input.time ?? new Date(now).toISOString(),
     acceptedAt: now,
   };
-  if (input.time !== undefined && Number.isNaN(Date.parse(input.time))) {
+  if (input.time !== undefined && (!RFC3339.test(input.time) || Number.isNaN(Date.parse(input.time)))) {
     return { field: `${base}/time`, message: 'not an RFC 3339 date-time' };
   }
   switch (input.kind) {

@@ -19,7 +19,7 @@ export interface AppendResult {
 
 export interface ReadResult {
   entries: LogEntry[];
-  /** the cursor's successor entries were trimmed away before this node got them */
+  /** entries right after the cursor were trimmed away before this node got them */
   overrun: boolean;
 }
 
@@ -133,44 +133,30 @@ export class StreamLog {
     return Number((await this.redis.get(this.seqKey)) ?? 0);
   }
 
-  async lastId(): Promise<string> {
-    try {
-      const info = (await this.redis.xinfo('STREAM', this.stream)) as unknown[];
-      return String(field(info, 'last-generated-id') ?? '0-0');
-    } catch (err) {
-      if (/no such key/i.test(String(err))) return '0-0';
-      throw err;
-    }
+  /** The newest entry's id and sequence number, read atomically (an empty log: 0-0 and the counter). */
+  async lastPosition(): Promise<{ id: string; seq: number }> {
+    const res = await this.redis.multi().xrevrange(this.stream, '+', '-', 'COUNT', 1).get(this.seqKey).exec();
+    if (!res) throw new Error('redis transaction aborted');
+    for (const [err] of res) if (err) throw err;
+    const last = (res[0]![1] as [string, string[]][])[0];
+    if (!last) return { id: '0-0', seq: Number(res[1]![1] ?? 0) };
+    const n = last[1].indexOf('n');
+    return { id: last[0], seq: Number(n >= 0 ? last[1][n + 1] : 0) };
   }
 
   /**
-   * Up to `count` entries after `cursor` (exclusive), not past `end` when given. Detects that
-   * entries after the cursor were trimmed (the node missed them): Redis ≥ 7 keeps
-   * max-deleted-entry-id for exactly this.
+   * Up to `count` entries after `cursor` (exclusive), not past `end` when given. Every entry
+   * carries a gapless sequence number, so when the cursor's sequence number is known a gap
+   * after it means entries were trimmed before this node got them.
    */
-  async read(cursor: string, count: number, end = '+'): Promise<ReadResult> {
-    const [exists, range] = await this.redis
-      .multi()
-      .xrange(this.stream, cursor, cursor)
-      .xrange(this.stream, `(${cursor}`, end, 'COUNT', count)
-      .exec()
-      .then((r) => {
-        if (!r) throw new Error('redis transaction aborted');
-        for (const [err] of r) if (err) throw err;
-        return r.map(([, v]) => v as [string, string[]][]);
-      });
-    let overrun = false;
-    if (exists!.length === 0 && cursor !== '0-0') {
-      try {
-        const info = (await this.redis.xinfo('STREAM', this.stream)) as unknown[];
-        const maxDeleted = String(field(info, 'max-deleted-entry-id') ?? '0-0');
-        overrun = compareIds(maxDeleted, cursor) > 0;
-      } catch (err) {
-        if (!/no such key/i.test(String(err))) throw err;
-      }
-    }
+  async read(cursor: string, cursorSeq: number | undefined, count: number, end = '+'): Promise<ReadResult> {
+    const res = await this.redis.multi().xrange(this.stream, `(${cursor}`, end, 'COUNT', count).get(this.seqKey).exec();
+    if (!res) throw new Error('redis transaction aborted');
+    for (const [err] of res) if (err) throw err;
+    const range = res[0]![1] as [string, string[]][];
+    const head = Number(res[1]![1] ?? 0);
     const entries: LogEntry[] = [];
-    for (const [streamId, fields] of range!) {
+    for (const [streamId, fields] of range) {
       let event: StoredEvent | undefined;
       let seq = 0;
       for (let i = 0; i + 1 < fields.length; i += 2) {
@@ -178,6 +164,11 @@ export class StreamLog {
         else if (fields[i] === 'n') seq = Number(fields[i + 1]);
       }
       if (event) entries.push({ streamId, seq, event });
+    }
+    let overrun = false;
+    if (cursorSeq !== undefined && end === '+') {
+      const next = entries[0]?.seq ?? head + 1;
+      overrun = next > cursorSeq + 1;
     }
     return { entries, overrun };
   }
@@ -187,10 +178,9 @@ export class StreamLog {
     const key = this.nodeKey(node);
     const h = await this.redis.hgetall(key);
     if (h.cursor && h.repurge) return { cursor: h.cursor, seq: Number(h.seq ?? 0), repurge: h.repurge };
-    const last = await this.lastId();
-    const seq = await this.headSeq();
-    await this.redis.hset(key, { cursor: last, seq, repurge: last });
-    return { cursor: last, seq, repurge: last };
+    const { id, seq } = await this.lastPosition();
+    await this.redis.hset(key, { cursor: id, seq, repurge: id });
+    return { cursor: id, seq, repurge: id };
   }
 
   async saveCursor(node: string, lane: 'cursor' | 'repurge', id: string, seq?: number): Promise<void> {
@@ -231,9 +221,4 @@ export class StreamLog {
   async receipt(id: string): Promise<Record<string, string>> {
     return this.redis.hgetall(this.eventKey(id));
   }
-}
-
-function field(info: unknown[], name: string): unknown {
-  for (let i = 0; i + 1 < info.length; i += 2) if (info[i] === name) return info[i + 1];
-  return undefined;
 }

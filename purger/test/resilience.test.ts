@@ -162,3 +162,29 @@ describe('graceful shutdown', () => {
     expect((await b.get(SITE, '/bye/')).cache).toBe('MISS');
   });
 });
+
+describe('a node whose cursor fell off the end of the log', () => {
+  it('gets a site-wide ban instead of the lost events, and it is logged and counted', async () => {
+    stack = await Stack.start({ nodes: 2, env: { PURGER_STREAM_MAXLEN: '100', PURGER_REPURGE_DELAY_MS: '0' } });
+    const svc = await stack.service();
+    const b = stack.varnishes[1]!;
+    await waitFor('nodes', () => svc.worker!.nodeCount === 2);
+    await warm(stack, ['/overrun/never-mentioned/']);
+    b.pause();
+    const events = Array.from({ length: 600 }, (_, i) => tagEvent([`k-overrun-${i}`]));
+    for (let i = 0; i < 600; i += 50) {
+      expect((await postEvents(svc.url, { site: SITE, events: events.slice(i, i + 50) })).status).toBe(202);
+      await sleep(20);
+    }
+    await appliedEverywhere(svc, events[599]!.id, 1);
+    b.resume();
+    await waitFor('overrun handled', async () => (await counter(svc, 'purger_log_overruns_total', { node: b.node })) === 1, 30_000);
+    // The page no event mentioned is gone from b (site-wide ban), still cached on a.
+    await waitFor('banned on b', async () => (await b.get(SITE, '/overrun/never-mentioned/')).cache === 'MISS', 10_000);
+    expect((await stack.varnishes[0]!.get(SITE, '/overrun/never-mentioned/')).cache).toBe('HIT');
+    // Later events flow normally again.
+    const next = tagEvent(['k-after']);
+    await postEvents(svc.url, { site: SITE, events: [next] });
+    await appliedEverywhere(svc, next.id, 2);
+  });
+});

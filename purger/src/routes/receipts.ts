@@ -19,7 +19,7 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
       schema: {
         summary: 'Receipt: per node applied, pending, failed or skipped, with xkey/purge invalidation counts',
         params: Type.Object({ id: Type.String({ pattern: ID_PATTERN }) }),
-        response: { 200: Receipt, 404: ErrorReply, 503: ErrorReply },
+        response: { 200: Receipt, 400: ErrorReply, 404: ErrorReply, 503: ErrorReply },
       },
     },
     async (request) => {
