@@ -1,0 +1,33 @@
+<?php
+use VarnishEdge\Outbox;
+
+/**
+ * uninstall.php removes the table, options and the retry schedule (then the test restores them).
+ */
+class UninstallTest extends VE_TestCase {
+
+	public function test_uninstall_removes_everything() {
+		global $wpdb;
+		$settings = get_option( 'varnish_edge_settings' );
+		wp_schedule_single_event( time() + 600, Outbox::CRON_HOOK );
+		update_option( Outbox::STATUS_OPTION, array( 'last_success' => time() ) );
+		$script = Environment::$dir . '/uninstall-probe.php';
+		file_put_contents(
+			$script,
+			'<?php $_SERVER["HTTP_HOST"] = "127.0.0.1"; require ' . var_export( Environment::$wp . '/wp-load.php', true ) . '; define( "WP_UNINSTALL_PLUGIN", "varnish-edge/varnish-edge.php" ); require ' . var_export( Environment::plugin_dir() . '/uninstall.php', true ) . '; echo "done";'
+		);
+		try {
+			$this->assertSame( 'done', shell_exec( escapeshellarg( PHP_BINARY ) . ' ' . escapeshellarg( $script ) ) );
+			wp_cache_flush();
+			$this->assertNull( $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
+			$this->assertFalse( get_option( 'varnish_edge_settings' ) );
+			$this->assertFalse( get_option( Outbox::STATUS_OPTION ) );
+			$this->assertFalse( get_option( Outbox::DB_OPTION ) );
+			$this->assertFalse( wp_next_scheduled( Outbox::CRON_HOOK ) );
+		} finally {
+			Outbox::install();
+			update_option( 'varnish_edge_settings', $settings );
+		}
+		$this->assertSame( Outbox::table(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
+	}
+}
