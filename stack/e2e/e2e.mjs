@@ -91,6 +91,17 @@ try {
   await warm('/');
   sched.earlyOnHome = (await edge('/')).body.includes(sched.marker);
 } catch (e) { sched.error = e.message; }
+// Watch for it in the background from its publish time on, while the other checks run.
+sched.seen = (async () => {
+  if (sched.error) return null;
+  await sleep(Math.max(0, sched.when.getTime() - Date.now()));
+  const deadline = Date.now() + 90000;
+  while (Date.now() < deadline) {
+    try { if ((await edge('/')).body.includes(sched.marker)) return Date.now(); } catch { /* retry */ }
+    await sleep(200);
+  }
+  return null;
+})();
 // Let the purges of that creation (and their delayed repeat) pass before timing cache hits.
 await sleep(Number(process.env.PURGER_REPURGE_DELAY_MS || 2000) + 1000);
 
@@ -258,13 +269,12 @@ await check('3b. a scheduled post goes live and appears on the home page', async
   assert(!sched.error, sched.error);
   assert(sched.status === 'future', `post status ${sched.status}, want future`);
   assert(!sched.earlyOnHome, 'the scheduled post was on the home page before its time');
-  try {
-    await until('scheduled post on the home page', has('/', sched.marker), Math.max(0, sched.when.getTime() - Date.now()) + 60000, 100);
-  } catch (e) {
+  const seen = await sched.seen;
+  if (seen === null) {
     const atOrigin = (await origin('/')).body.includes(sched.marker);
-    throw new Error(`${e.message} (${atOrigin ? 'the origin shows it: the edge kept a stale home page' : 'the origin does not show it either: not published'})`);
+    throw new Error(`not on the home page at the edge 90 s after its publish time (${atOrigin ? 'the origin shows it: the edge kept a stale home page' : 'the origin does not show it either: not published'})`);
   }
-  console.log(`  on the home page ${ms(Date.now() - sched.when.getTime())} after its publish time (wp-cron ticks every ${process.env.WP_CRON_INTERVAL || '?'} s)`);
+  console.log(`  on the home page at the edge ${ms(seen - sched.when.getTime())} after its publish time (wp-cron runs every ${process.env.WP_CRON_INTERVAL || '?'} s)`);
 });
 
 const passed = results.filter(([, ok]) => ok).length;
