@@ -43,11 +43,18 @@ export class Worker {
 
   async start(): Promise<void> {
     this.subscriber.on('message', () => this.wakeAll());
-    // ioredis resubscribes after a reconnect; replay from the cursors at that moment.
-    this.subscriber.on('ready', () => this.wakeAll());
-    await this.subscriber.subscribe(this.log.channel).catch((err) => {
-      this.logger.warn({ err: String(err) }, 'cannot subscribe yet; will subscribe when Redis is back');
+    // On every (re)connect: (re)subscribe (also when the first attempt failed because Redis was
+    // down at start), then replay from the cursors, which covers whatever pub/sub dropped.
+    const subscribe = (): Promise<void> =>
+      this.subscriber.subscribe(this.log.channel).then(
+        () => undefined,
+        (err: unknown) => this.logger.warn({ err: String(err) }, 'cannot subscribe yet; will subscribe when Redis is back'),
+      );
+    this.subscriber.on('ready', () => {
+      void subscribe();
+      this.wakeAll();
     });
+    if (this.subscriber.status === 'ready') await subscribe();
     await this.discovery.start();
     this.timer = setInterval(() => void this.tick(), this.config.pollMs).unref();
   }
