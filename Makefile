@@ -9,6 +9,7 @@ help:
 	@echo "make test-<suite> run one suite without the install step"
 	@echo "make up|down|status  native WordPress + Varnish + purger stack (stack/README.md)"
 	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
+	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md)"
 	@echo "make bench        origin vs NGINX microcache vs Varnish, k6 load tests (docs/benchmarks.md)"
 
 test: deps
@@ -30,6 +31,15 @@ down:
 
 status:
 	@stack/status.sh
+
+# Reliability (docs/reliability.md): full-length faults and the ten-minute soak, each on its own
+# native stack in a temporary directory; figures in reliability/results/.
+.PHONY: chaos soak
+chaos: deps
+	@reliability/run.sh chaos
+
+soak: deps
+	@reliability/run.sh soak
 
 # make audit [AUDIT_ARGS="--site https://example.com --origin http://10.0.0.5 ..."]
 audit:
