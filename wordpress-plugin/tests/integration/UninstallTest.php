@@ -20,9 +20,7 @@ class UninstallTest extends VE_TestCase {
 			$this->assertSame( 'done', shell_exec( escapeshellarg( PHP_BINARY ) . ' ' . escapeshellarg( $script ) ) );
 			wp_cache_flush();
 			$this->assertNull( $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
-			$this->assertFalse( get_option( 'varnish_edge_settings' ) );
-			$this->assertFalse( get_option( Outbox::STATUS_OPTION ) );
-			$this->assertFalse( get_option( Outbox::DB_OPTION ) );
+			$this->assertSame( '0', $wpdb->get_var( "SELECT COUNT(*) FROM {$wpdb->options} WHERE option_name LIKE 'varnish\\_edge\\_%'" ) );
 			$this->assertFalse( wp_next_scheduled( Outbox::CRON_HOOK ) );
 		} finally {
 			Outbox::install();
