@@ -97,11 +97,24 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const webhookSecrets: WebhookSecret[] = [];
-  list('PURGER_WEBHOOK_SECRETS').forEach((s, i) => {
-    const parsed = parseSecret(s);
+  list('PURGER_WEBHOOK_SECRETS').forEach((entry, i) => {
+    // `whsec_…` signs for every allowed site; `site=whsec_…` only for that site.
+    const scoped = /^([^=]+)=(whsec_.*)$/.exec(entry);
+    const parsed = parseSecret(scoped ? scoped[2]! : entry);
     // Never echo the secret itself: say which entry is wrong.
-    if (typeof parsed === 'string') problems.push(`PURGER_WEBHOOK_SECRETS entry ${i + 1}: ${parsed}`);
-    else webhookSecrets.push(parsed);
+    if (typeof parsed === 'string') {
+      problems.push(`PURGER_WEBHOOK_SECRETS entry ${i + 1}: ${parsed}`);
+      return;
+    }
+    if (scoped) {
+      const site = normalizeSite(scoped[1]!);
+      if (site === undefined) {
+        problems.push(`PURGER_WEBHOOK_SECRETS entry ${i + 1}: "${scoped[1]}" before = is not a host[:port]`);
+        return;
+      }
+      parsed.site = site;
+    }
+    webhookSecrets.push(parsed);
   });
   if (ingest && webhookSecrets.length === 0) {
     problems.push('PURGER_WEBHOOK_SECRETS: required for the ingest role (comma-separated whsec_<base64> secrets)');

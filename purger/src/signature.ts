@@ -5,6 +5,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export interface WebhookSecret {
   key: Buffer;
+  /** when set, this secret may only sign events for this site */
+  site?: string;
 }
 
 const MSG_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -24,7 +26,7 @@ export interface SignatureHeaders {
   signature: string | undefined;
 }
 
-export type VerifyResult = { ok: true } | { ok: false; message: string };
+export type VerifyResult = { ok: true; matched: WebhookSecret[] } | { ok: false; message: string };
 
 export function sign(secret: WebhookSecret, id: string, timestamp: string, body: Buffer | string): string {
   return createHmac('sha256', secret.key).update(`${id}.${timestamp}.`).update(body).digest('base64');
@@ -60,16 +62,23 @@ export function verifySignature(
   if (candidates.length === 0) {
     return { ok: false, message: 'webhook-signature has no v1,<base64> entry' };
   }
-  let matched = false;
+  const matched: WebhookSecret[] = [];
   for (const secret of secrets) {
     const expected = createHmac('sha256', secret.key).update(`${id}.${timestamp}.`).update(body).digest();
+    let hit = false;
     for (const c of candidates) {
       // Constant-time compare; lengths are public (SHA-256 is always 32 bytes).
-      if (c.length === expected.length && timingSafeEqual(c, expected)) matched = true;
+      if (c.length === expected.length && timingSafeEqual(c, expected)) hit = true;
     }
+    if (hit) matched.push(secret);
   }
-  if (!matched) {
+  if (matched.length === 0) {
     return { ok: false, message: 'no webhook-signature entry matches any configured secret (wrong secret, or the body/id/timestamp changed after signing)' };
   }
-  return { ok: true };
+  return { ok: true, matched };
+}
+
+/** May a request signed by these secrets invalidate `site`? (unscoped secrets may sign any site) */
+export function secretAllowsSite(matched: readonly WebhookSecret[], site: string): boolean {
+  return matched.some((s) => s.site === undefined || s.site === site);
 }

@@ -58,6 +58,27 @@ describe('POST /v1/events authentication', () => {
   });
 });
 
+describe('secrets bound to one site', () => {
+  it('refuses a secret scoped to one site for another site (403), accepts it for its own', async () => {
+    const scoped = await stack.service({
+      PURGER_ROLE: 'ingest',
+      PURGER_SITES: `${SITE},other.test`,
+      PURGER_WEBHOOK_SECRETS: `${SITE}=${stack.baseEnv.PURGER_WEBHOOK_SECRETS},other.test=${ROTATED}`,
+    });
+    const send = (site: string, secret?: string) => {
+      const payload = JSON.stringify({ site, events: [tagEvent(['k'])] });
+      return scoped.app.inject({ method: 'POST', url: '/v1/events', headers: signedHeaders(payload, { secret }), payload });
+    };
+    const cross = await send('other.test');
+    expect(cross.statusCode).toBe(403);
+    expect(cross.json()).toMatchObject({ error: 'forbidden_site', field: '/site', message: expect.stringContaining('not allowed to invalidate site "other.test"') });
+    expect((await send(SITE)).statusCode).toBe(202);
+    expect((await send('other.test', ROTATED)).statusCode).toBe(202);
+    expect((await send(SITE, ROTATED)).statusCode).toBe(403);
+    await stack.stopService(scoped);
+  });
+});
+
 describe('POST /v1/events validation', () => {
   it.each([
     ['a tag with a space', { site: SITE, events: [tagEvent(['ok', 'bad tag'])] }, '/events/0/tags/1', /tag must match/],

@@ -29,6 +29,12 @@ describe('loadConfig', () => {
     expect(p).toContain('PURGER_REPURGE_DELAY_MS');
   });
 
+  it('reads site-scoped secrets (site=whsec_…) next to global ones', () => {
+    const c = loadConfig({ PURGER_WEBHOOK_SECRETS: `${SECRET},Example.com:443=${SECRET}`, PURGER_SITES: 'example.com', VARNISH_NODES: 'v:80' });
+    expect(c.webhookSecrets.map((s) => s.site)).toEqual([undefined, 'example.com']);
+    expect(() => loadConfig({ PURGER_WEBHOOK_SECRETS: `bad host=${SECRET}`, PURGER_SITES: 'a.test', VARNISH_NODES: 'v:80' })).toThrow(/entry 1: "bad host" before = is not a host/);
+  });
+
   it('needs secrets and sites only for ingest, nodes only for the worker', () => {
     expect(() => loadConfig({ PURGER_ROLE: 'worker', VARNISH_DNS: 'varnish:80' })).not.toThrow();
     expect(() => loadConfig({ PURGER_ROLE: 'ingest', PURGER_WEBHOOK_SECRETS: SECRET, PURGER_SITES: 'a.test' })).not.toThrow();

@@ -4,7 +4,7 @@ import { HttpError } from '../http-errors.js';
 import type { Ingest } from '../ingest.js';
 import type { Metrics } from '../metrics.js';
 import { Accepted, ErrorReply, SignedHeaders, WebhookBody } from '../schemas.js';
-import { verifySignature, type WebhookSecret } from '../signature.js';
+import { secretAllowsSite, verifySignature, type WebhookSecret } from '../signature.js';
 import { parseJsonBody } from './json-body.js';
 
 export interface EventsRouteOptions {
@@ -15,6 +15,7 @@ export interface EventsRouteOptions {
 }
 
 export const eventsRoute: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (app, opts) => {
+  const signedBy = new WeakMap<object, WebhookSecret[]>();
   app.post(
     '/v1/events',
     {
@@ -43,9 +44,15 @@ export const eventsRoute: FastifyPluginAsyncTypebox<EventsRouteOptions> = async 
           throw new HttpError(401, 'signature', result.message);
         }
         request.body = parseJsonBody(raw) as typeof request.body;
+        signedBy.set(request, result.matched);
       },
     },
     async (request, reply) => {
+      // A secret bound to one site (site=whsec_… in PURGER_WEBHOOK_SECRETS) cannot purge another.
+      if (!secretAllowsSite(signedBy.get(request) ?? [], request.body.site)) {
+        opts.metrics.eventsReceived.inc({ outcome: 'forbidden' }, request.body.events.length);
+        throw new HttpError(403, 'forbidden_site', `the secret that signed this request is not allowed to invalidate site "${request.body.site}"`, '/site');
+      }
       const messageId = request.headers['webhook-id'] as string;
       const res = await opts.ingest.accept(messageId, request.body, request.log);
       return reply.code(202).send(res);
