@@ -76,6 +76,7 @@ def load_run(k6, origin, seconds):
         "origin_requests": origin["origin_requests"],
         "origin_requests_per_s": round(origin["origin_requests"] / seconds, 2) if seconds else None,
         "varnish_backend_req": origin.get("varnish_backend_req"),
+        "nginx_upstream_cache_status": origin.get("nginx_upstream_cache_status"),
         "thresholds_ok": k6.get("thresholds_ok"), "k6_exit": origin.get("k6_exit"),
     }
     cpu = origin.get("cpu_s") or {}
@@ -87,7 +88,8 @@ def load_run(k6, origin, seconds):
     row["cache_hit_rate"] = hits.get("rate") if hits else None
     if origin.get("origin_requests_matching") is not None:
         row["origin_requests_for_url"] = origin["origin_requests_matching"]
-        row["origin_requests_for_url_per_s"] = round(origin["origin_requests_matching"] / seconds, 2)
+        # over the whole k6 run (setup included), the window in which those requests happened
+        row["origin_requests_for_url_per_s"] = round(origin["origin_requests_matching"] / (origin.get("wall_s") or seconds), 2)
     return row
 
 
@@ -266,6 +268,11 @@ def markdown(res):
             L.append(f"| {LABEL[t]} | {fmt(d['rps'])} | {fmt(d['p50_ms'], 1)} | {fmt(d['p99_ms'], 1)} | {fmt(d['max_ms'], 1)} | "
                      f"{fmt(d['errors'])} | {fmt(d['origin_requests'])} | {fmt(d['origin_requests_per_s'], 2)} | "
                      f"{fmt(None if d['cache_hit_rate'] is None else 100 * d['cache_hit_rate'], 1)}{'' if d['cache_hit_rate'] is None else ' %'} |")
+        ng = res[key]["nginx"].get("nginx_upstream_cache_status") or {}
+        if ng:
+            L.append("NGINX's own log ($upstream_cache_status: requests, mean / max $request_time): "
+                     + "; ".join(f"{k} {v['count']:,} ({v['mean_ms']:g} / {v['max_ms']:g} ms)" for k, v in sorted(ng.items(), key=lambda kv: -kv[1]["count"]))
+                     + ". Each EXPIRED or MISS is a client that waited for the origin.")
         L.append("")
     hi = res["hot_url_identity"]
     L += ["**hot-url without `Accept-Encoding`** (as wrk sends it; Varnish stores pages gzipped and gunzips for such clients)", "",

@@ -65,7 +65,7 @@ PY
 echo "bench: $(wc -l <"$RUNS_DIR/urls.txt") post URLs; $VUS VUs, $DURATION per run"
 
 # The processes whose CPU time a run is charged with: the cache in front, and the origin.
-pidfile() { tr -dc '0-9' <"$RUN_DIR/$1.pid" 2>/dev/null; }
+pidfile() { tr -dc '0-9' 2>/dev/null <"$RUN_DIR/$1.pid"; echo; }
 server_pids() {
   case $1 in
     nginx) pidfile nginx-microcache ;;
@@ -96,10 +96,14 @@ measure() {
   echo "════ $name ($script → $target)"
   k6_run "$name" "$script" TARGET="${URL[$target]}" SITE_HOST="$SITE_HOST" "$@"
   rc=$?
+  local t1; t1=$(date +%s.%N)
   s1=$(cpu_ticks $(server_pids "$target")) o1=$(cpu_ticks $(origin_pids)) k1=$(children_cpu_ticks)
   sleep 1.2   # the NGINX microcache's access log is flushed every second
-  # NGINX's own view: $upstream_cache_status counts (MISS / EXPIRED went to the origin).
-  [[ $target == nginx ]] && tail -c +$((noff + 1)) "$nlog" | awk '{n[$(NF-1)]++} END {for (k in n) print k, n[k]}' \
+  # NGINX's own view per $upstream_cache_status (MISS / EXPIRED went to the origin): count, and
+  # mean and max $request_time in ms.
+  [[ $target == nginx ]] && tail -c +$((noff + 1)) "$nlog" |
+    awk '{ s = $(NF-1); n[s]++; t[s] += $NF; if ($NF > m[s]) m[s] = $NF }
+         END { for (k in n) printf "%s %d %.1f %.1f\n", k, n[k], 1000 * t[k] / n[k], 1000 * m[k] }' \
     >"$RUNS_DIR/$name.nginx-cache-status.txt"
   [[ -n $b0 ]] && b1=$(backend_requests "${VARNISH_WORKDIR[$target]}")
   local all match=null backend=null
@@ -108,16 +112,22 @@ measure() {
   tail -c +$((off + 1)) "$(origin_log)" >"$RUNS_DIR/$name.origin.log"
   [[ -n $grep ]] && match=$(origin_requests "$off" "$grep")
   echo "$name: origin saw $all requests${grep:+ ($match matching '$grep')}; k6 exit $rc"
-  python3 - "$RUNS_DIR/$name.origin.json" "$target" "$script" "$rc" "$all" "$match" "$grep" "$backend" "$t0" \
+  python3 - "$RUNS_DIR/$name.origin.json" "$target" "$script" "$rc" "$all" "$match" "$grep" "$backend" "$t0" "$t1" \
     $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
-import json, sys, time
-out, target, script, rc, alln, match, grep, backend, t0, server, origin, k6, hz = sys.argv[1:]
+import json, sys
+out, target, script, rc, alln, match, grep, backend, t0, t1, server, origin, k6, hz = sys.argv[1:]
 num = lambda v: None if v in ("", "null") else int(v)
 cpu = lambda ticks: round(int(ticks) / int(hz), 2)
+try:
+    nginx = {k: {"count": int(n), "mean_ms": float(a), "max_ms": float(m)}
+             for k, n, a, m in (l.split() for l in open(out.replace(".origin.json", ".nginx-cache-status.txt")))}
+except OSError:
+    nginx = None
 json.dump({"target": target, "script": script, "k6_exit": int(rc), "origin_requests": int(alln),
            "origin_requests_matching": num(match), "match": grep, "varnish_backend_req": num(backend),
-           "wall_s": round(time.time() - float(t0), 1),
-           "cpu_s": {"cache": cpu(server) if target != "origin" else None, "origin": cpu(origin), "k6": cpu(k6)}},
+           "wall_s": round(float(t1) - float(t0), 2),
+           "cpu_s": {"cache": cpu(server) if target != "origin" else None, "origin": cpu(origin), "k6": cpu(k6)},
+           "nginx_upstream_cache_status": nginx},
           open(out, "w"))
 PY
 }
