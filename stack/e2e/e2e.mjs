@@ -194,7 +194,7 @@ await check('4. purger stopped during edits, then started: the outbox delivers, 
   const pages = [];
   for (const p of posts) pages.push([p.path, latest.get(p.id)], [p.catPath, latest.get(p.id)]);
   for (const m of latest.values()) pages.push(['/', m], ['/feed/', m]);
-  await Promise.all(pages.map(([path, m]) => until(`${path} fresh after the purger restarted`, has(path, m), 90000, 100)));
+  await Promise.all(pages.map(([path, m]) => until(`${path} fresh after the purger restarted`, has(path, m), 150000, 100)));
   console.log(`  all ${pages.length} affected pages fresh ${ms(performance.now() - t0)} after starting the purger`);
 });
 
