@@ -7,6 +7,10 @@ dir=$STACK_REPO/purger
 
 build() {
   [[ -f $dir/package.json ]] || die "purger/ is not there yet (no purger/package.json)"
+  # Several stacks (e2e, k6, bench, a developer's make up) may start at once: one build at a time.
+  exec 9>"${TMPDIR:-/tmp}/purger-build-$(printf '%s' "$dir" | md5sum | cut -c1-12).lock"
+  flock -w 600 9 || die "another purger build holds the lock for 10 minutes"
+  mkdir -p "$LOG_DIR"
   if [[ ! -d $dir/node_modules ]]; then
     log "purger: npm ci"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >>"$LOG_DIR/purger-build.log" 2>&1 \
