@@ -23,6 +23,7 @@ build() {
       || die "purger build failed; see $LOG_DIR/purger-build.log"
     touch "$dir/dist"
   fi
+  exec 9>&-   # release the lock (the purger started next must not inherit it)
 }
 
 case ${1:-} in
