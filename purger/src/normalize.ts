@@ -14,7 +14,7 @@ export function normalizeSite(value: string): string | undefined {
 }
 
 /** docs/protocol.md: `time` is an RFC 3339 date-time (Date.parse alone also takes "1", RFC 1123…). */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+export const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 export type EventKind = 'urls' | 'tags' | 'prefix' | 'all';
 
@@ -47,19 +47,24 @@ export interface FieldError {
   message: string;
 }
 
-/** Path + query of an absolute URL whose host is `site`; an error text otherwise. */
+const ABSOLUTE_URL = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^#]*)/;
+
+/**
+ * Path + query of an absolute `http(s)://host[:port]/…` URL whose host is `site`; an error text
+ * otherwise. Parsed strictly and literally (no WHATWG repairs such as `http:host` or `\` → `/`),
+ * so what is checked is exactly what the sender wrote; the path is sent to Varnish as written.
+ */
 export function urlToPath(raw: string, site: string): string | { message: string } {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return { message: 'not an absolute URL' };
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { message: `scheme ${u.protocol} is not http or https` };
-  if (u.username || u.password) return { message: 'URLs with credentials are not accepted' };
-  const host = normalizeSite(u.host);
-  if (host !== site) return { message: `host "${host ?? u.host}" is not the site "${site}"` };
-  return u.pathname + u.search;
+  const m = ABSOLUTE_URL.exec(raw);
+  if (!m) return { message: 'not an absolute URL (expected http(s)://host/path)' };
+  const scheme = m[1]!.toLowerCase();
+  if (scheme !== 'http' && scheme !== 'https') return { message: `scheme ${scheme}: is not http or https` };
+  const authority = m[2]!;
+  if (authority.includes('@')) return { message: 'URLs with credentials are not accepted' };
+  const host = normalizeSite(authority);
+  if (host !== site) return { message: `host "${host ?? authority}" is not the site "${site}"` };
+  const rest = m[3]!;
+  return rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
 }
 
 /**
@@ -85,7 +90,7 @@ export function toStoredEvent(
     acceptedAt: now,
   };
   if (input.time !== undefined && (!RFC3339.test(input.time) || Number.isNaN(Date.parse(input.time)))) {
-    return { field: `${base}/time`, message: 'not an RFC 3339 date-time' };
+    return { field: `${base}/time`, message: 'not an RFC 3339 date-time (e.g. 2026-11-22T10:00:00Z)' };
   }
   switch (input.kind) {
     case 'urls':

@@ -1,10 +1,12 @@
 // TypeBox schemas for every route: request bodies, headers and responses (docs/protocol.md §1).
 import { Type, type Static } from '@sinclair/typebox';
+import { RFC3339 } from './normalize.js';
 
 export const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
 export const TAG_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$';
 /** printable ASCII without space: anything else must be percent-encoded by the sender */
 export const URL_PATTERN = '^[!-~]+$';
+export const RFC3339_SRC = RFC3339.source;
 export const SITE_PATTERN_SRC = '^[a-z0-9.-]+(:[0-9]{1,5})?$';
 
 const EventFields = {
@@ -23,7 +25,7 @@ export const WebhookEvent = Type.Object(
   {
     id: Type.String({ pattern: ID_PATTERN }),
     ...EventFields,
-    time: Type.String({ maxLength: 64, description: 'RFC 3339 date-time of the change' }),
+    time: Type.String({ maxLength: 64, pattern: RFC3339_SRC, description: 'RFC 3339 date-time of the change' }),
   },
   { additionalProperties: false },
 );
@@ -32,7 +34,7 @@ export const OperatorEvent = Type.Object(
   {
     id: Type.Optional(Type.String({ pattern: ID_PATTERN })),
     ...EventFields,
-    time: Type.Optional(Type.String({ maxLength: 64 })),
+    time: Type.Optional(Type.String({ maxLength: 64, pattern: RFC3339_SRC })),
   },
   { additionalProperties: false },
 );

@@ -57,7 +57,26 @@ describe('normalize', () => {
     expect(urlToPath('http://example.com:80/a', 'example.com')).toBe('/a');
     expect(urlToPath('https://evil.test/a', 'example.com')).toEqual({ message: 'host "evil.test" is not the site "example.com"' });
     expect(urlToPath('ftp://example.com/a', 'example.com')).toEqual({ message: 'scheme ftp: is not http or https' });
-    expect(urlToPath('/relative', 'example.com')).toEqual({ message: 'not an absolute URL' });
+    expect(urlToPath('/relative', 'example.com')).toEqual({ message: 'not an absolute URL (expected http(s)://host/path)' });
+  });
+
+  it('parses URLs literally: no WHATWG repairs, ports compared as written', () => {
+    expect(urlToPath('http:example.com/a', 'example.com')).toEqual({ message: 'not an absolute URL (expected http(s)://host/path)' });
+    expect(urlToPath('http://example.com:080/a', 'example.com')).toEqual({ message: 'host "example.com:080" is not the site "example.com"' });
+    expect(urlToPath('http://evil.test\\@example.com/', 'example.com')).toEqual({ message: 'URLs with credentials are not accepted' });
+    expect(urlToPath('http://user@example.com/', 'example.com')).toEqual({ message: 'URLs with credentials are not accepted' });
+    expect(urlToPath('HTTPS://EXAMPLE.COM.', 'example.com')).toBe('/');
+    expect(urlToPath('http://example.com?b=1&a=2', 'example.com')).toBe('/?b=1&a=2');
+    expect(urlToPath('http://localhost:8080/x/', 'localhost:8080')).toBe('/x/');
+  });
+
+  it('takes RFC 3339 times only', () => {
+    const ev = (time: string) => toStoredEvent({ id: 'a', kind: 'all', time }, 'example.com', 0, 'f', 0);
+    expect(ev('2026-11-22T10:00:00Z')).toMatchObject({ time: '2026-11-22T10:00:00Z' });
+    expect(ev('2026-11-22 10:00:00.5+02:00')).toMatchObject({ kind: 'all' });
+    for (const bad of ['1', 'Sun, 22 Nov 2026 10:00:00 GMT', '2026-11-22', '2026-13-22T10:00:00Z']) {
+      expect(ev(bad)).toEqual({ field: '/events/0/time', message: 'not an RFC 3339 date-time (e.g. 2026-11-22T10:00:00Z)' });
+    }
   });
 
   it('checks kind-specific fields with a JSON-pointer field', () => {
