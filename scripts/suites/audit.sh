@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The stale-page audit's own tests (stack/audit/audit.test.mjs): fresh, stale and grace pages,
+# redirects and status codes, sitemap discovery, exit status; small local servers, no stack.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+exec node --test stack/audit/audit.test.mjs
