@@ -17,7 +17,7 @@ fi
 
 cd tests
 tests=(*.vtc)
-varnishtest -k -j 4 -q "${tests[@]}" 2>&1 | tee "$tmp/out"
+varnishtest -k -j 8 -q "${tests[@]}" 2>&1 | tee "$tmp/out"
 rc=${PIPESTATUS[0]}
 failed=$(grep -c '^#.*TEST .* FAILED' "$tmp/out")
 echo "vcl: $((${#tests[@]} - failed)) passed, $failed failed"
