@@ -131,7 +131,8 @@ export function coalesce(events: readonly StoredEvent[], opts: CoalesceOptions):
       // A burst of plain URLs becomes a few exact-match bans (`^(?:/a/|/b/)$` on the stored,
       // already-normalized URL). URLs with a query keep PURGE: Varnish normalizes their query
       // (sorting, tracking parameters) and a regex here could miss that spelling.
-      const plain = [...hardUrls.map.keys()].filter((p) => !p.includes('?'));
+      // (`"` cannot appear in X-Ban-Url, docs/protocol.md §2: such a URL keeps its PURGE.)
+      const plain = [...hardUrls.map.keys()].filter((p) => !p.includes('?') && !p.includes('"'));
       if (plain.length >= opts.urlBanMin) {
         for (const { regex, members } of packRegexes(plain, opts.headerBudget, true)) {
           const ids = new Set<string>();

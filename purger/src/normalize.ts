@@ -103,6 +103,10 @@ export function toStoredEvent(
       for (let i = 0; i < input.urls.length; i++) {
         const p = urlToPath(input.urls[i]!, site);
         if (typeof p !== 'string') return { field: `${base}/urls/${i}`, message: p.message };
+        if (input.kind === 'prefix' && p.includes('"')) {
+          // A prefix becomes a ban regex, whose alphabet excludes " (docs/protocol.md §2).
+          return { field: `${base}/urls/${i}`, message: 'a prefix URL may not contain " (percent-encode it as %22)' };
+        }
         paths.add(p);
       }
       stored.paths = [...paths];

@@ -64,7 +64,8 @@ export class VarnishClient {
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const code = e.code ?? e.name;
-      throw new SendError(`${req.method} to ${this.node} failed: ${code}`, false, code === 'ECONNREFUSED');
+      // An argument undici refuses will be refused again: permanent. Anything else is the network.
+      throw new SendError(`${req.method} to ${this.node} failed: ${code}`, code === 'UND_ERR_INVALID_ARG', code === 'ECONNREFUSED');
     }
     const text = await res.body.text().catch(() => '');
     if (res.statusCode >= 200 && res.statusCode < 300) {

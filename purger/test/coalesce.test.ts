@@ -81,6 +81,14 @@ describe('coalesce', () => {
     expect(new Set(bans.flatMap((b) => b.eventIds)).size).toBe(1000);
   });
 
+  it('never packs a URL containing " into a ban (X-Ban-Url cannot carry it)', () => {
+    const events = Array.from({ length: 30 }, (_, i) => ev(`u${i}`, { paths: [`/p-${i}/`] }));
+    events.push(ev('quote', { paths: ['/say-"hi"/'] }));
+    const plan = coalesce(events, opts);
+    expect(plan.requests.filter((r) => r.kind === 'purge')).toEqual([{ kind: 'purge', site: 'example.com', soft: false, path: '/say-"hi"/', eventIds: ['quote'] }]);
+    expect(plan.requests.filter((r) => r.kind === 'ban')).toHaveLength(1);
+  });
+
   it('sends a few URLs as PURGE requests', () => {
     const plan = coalesce(Array.from({ length: 15 }, (_, i) => ev(`u${i}`, { paths: [`/p-${i}/`] })), opts);
     expect(plan.requests).toHaveLength(15);

@@ -70,6 +70,10 @@ describe('normalize', () => {
     expect(urlToPath('http://localhost:8080/x/', 'localhost:8080')).toBe('/x/');
   });
 
+  it('refuses a prefix that could not be written as a ban regex', () => {
+    expect(toStoredEvent({ id: 'a', kind: 'prefix', urls: ['http://example.com/a"b/'] }, 'example.com', 2, 'f', 0)).toEqual({ field: '/events/2/urls/0', message: 'a prefix URL may not contain " (percent-encode it as %22)' });
+  });
+
   it('takes RFC 3339 times only', () => {
     const ev = (time: string) => toStoredEvent({ id: 'a', kind: 'all', time }, 'example.com', 0, 'f', 0);
     expect(ev('2026-11-22T10:00:00Z')).toMatchObject({ time: '2026-11-22T10:00:00Z' });
