@@ -130,6 +130,20 @@ def build(runs):
             k6, origin = load(runs, f"{scenario}.{t}")
             seconds = k6.get("seconds")
             res[key][t] = load_run(k6, origin, seconds)
+    # Purge mode under edits: which zipf URLs did the origin have to render again?
+    edited = set(open(os.path.join(runs, "zipf.purge.edited.txt")).read().split())
+    urls = set(open(os.path.join(runs, "urls.txt")).read().split())
+    fetched = []
+    for line in open(os.path.join(runs, "zipf.purge.origin.log")):
+        m = re.search(r'"GET (\S+)', line)
+        if m and m.group(1) in urls:
+            fetched.append(m.group(1))
+    zp = res["zipf"]["purge"]
+    zp["edits"] = len(open(os.path.join(runs, "zipf.purge.edited.txt")).read().split())
+    zp["edited_posts"] = len(edited)
+    zp["origin_fetches_of_edited_posts"] = sum(1 for u in fetched if u in edited)
+    zp["origin_fetches_of_unedited_posts"] = sum(1 for u in fetched if u not in edited)
+    zp["origin_requests_by_kind"] = origin_kinds(runs, "zipf.purge")
     res["herd"] = {}
     for t in ["nginx", "vcl", "purge"]:
         k6, origin = load(runs, f"herd.{t}")
@@ -193,8 +207,8 @@ def build(runs):
          "met": hot_per_s is not None and hot_per_s <= 1.0},
         {"goal": "zipf: (d) requests/s ≥ 20 × (b)", "measured": s["zipf_rps_ratio_purge_vs_nginx"],
          "met": (s["zipf_rps_ratio_purge_vs_nginx"] or 0) >= 20},
-        {"goal": "zipf: (d) origin requests only for edited content (none edited: 0)", "measured": z["purge"]["origin_requests"],
-         "met": z["purge"]["origin_requests"] == 0},
+        {"goal": f"zipf: (d) origin requests only for edited content ({z['purge']['edits']} edits during the run): fetches of unedited posts",
+         "measured": z["purge"]["origin_fetches_of_unedited_posts"], "met": z["purge"]["origin_fetches_of_unedited_posts"] == 0},
         {"goal": "herd: exactly 1 origin request", "measured": s["herd_origin_requests"], "met": s["herd_origin_requests"] == 1},
         {"goal": "freshness: (d) p99 time_to_fresh < 250 ms", "measured": s["freshness_p99_ms"],
          "met": s["freshness_p99_ms"] is not None and s["freshness_p99_ms"] < 250},
@@ -274,6 +288,11 @@ def markdown(res):
                      + "; ".join(f"{k} {v['count']:,} ({v['mean_ms']:g} / {v['max_ms']:g} ms)" for k, v in sorted(ng.items(), key=lambda kv: -kv[1]["count"]))
                      + ". Each EXPIRED or MISS is a client that waited for the origin.")
         L.append("")
+    zp = res["zipf"]["purge"]
+    L += [f"In purge mode {zp['edits']} edits ran during the zipf run (the titles of the 10 most popular posts, one every 2 s): "
+          f"the origin rendered edited posts {zp['origin_fetches_of_edited_posts']} times and unedited ones "
+          f"{zp['origin_fetches_of_unedited_posts']} times (" + ", ".join(f"{k} {v}" for k, v in zp["origin_requests_by_kind"].items())
+          + " in all; every edit is purged twice, the second time 2 s later).", ""]
     hi = res["hot_url_identity"]
     L += ["**hot-url without `Accept-Encoding`** (as wrk sends it; Varnish stores pages gzipped and gunzips for such clients)", "",
           "| | requests/s | p50 ms | p99 ms | max ms | errors |", "|---|---:|---:|---:|---:|---:|"]

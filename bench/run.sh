@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 source k6/lib.sh
 
 DURATION=${BENCH_DURATION:-20s}
+DURATION_S=${DURATION%s}
+[[ $DURATION_S =~ ^[0-9]+$ ]] || { echo "bench: BENCH_DURATION must be whole seconds, like 20s"; exit 2; }
 VUS=${BENCH_VUS:-20}
 EDIT_RATE=${BENCH_EDIT_RATE:-2}
 export DEMO_POSTS=${BENCH_POSTS:-200}
@@ -46,21 +48,24 @@ declare -A URL=(
 declare -A VARNISH_WORKDIR=([vcl]=$STACK_DIR/varnish-microcache [purge]=$STACK_DIR/varnish)
 TARGETS=(origin nginx vcl purge)
 
-# Every published post, newest first (rank 1 of the Zipf distribution is the newest post).
-python3 - "${URL[origin]}" "$SITE_HOST" >"$RUNS_DIR/urls.txt" <<'PY' || exit 1
+# Every published post, newest first (rank 1 of the Zipf distribution is the newest post):
+# paths in urls.txt, "id path" in posts.txt.
+python3 - "${URL[origin]}" "$SITE_HOST" "$RUNS_DIR" <<'PY' || exit 1
 import json, sys, urllib.request
-base, host = sys.argv[1], sys.argv[2]
-page = 1
+base, host, out = sys.argv[1:]
+posts, page = [], 1
 while True:
-    req = urllib.request.Request(f"{base}/wp-json/wp/v2/posts?per_page=100&page={page}&_fields=link&orderby=date&order=desc", headers={"Host": host})
+    req = urllib.request.Request(f"{base}/wp-json/wp/v2/posts?per_page=100&page={page}&_fields=id,link&orderby=date&order=desc", headers={"Host": host})
     try:
-        posts = json.load(urllib.request.urlopen(req, timeout=60))
+        batch = json.load(urllib.request.urlopen(req, timeout=60))
     except urllib.error.HTTPError as e:
         if e.code == 400: break
         raise
-    for p in posts: print("/" + p["link"].split("/", 3)[3])
-    if len(posts) < 100: break
+    posts += [(p["id"], "/" + p["link"].split("/", 3)[3]) for p in batch]
+    if len(batch) < 100: break
     page += 1
+open(f"{out}/urls.txt", "w").write("".join(f"{path}\n" for _, path in posts))
+open(f"{out}/posts.txt", "w").write("".join(f"{i} {path}\n" for i, path in posts))
 PY
 echo "bench: $(wc -l <"$RUNS_DIR/urls.txt") post URLs; $VUS VUs, $DURATION per run"
 
@@ -80,6 +85,19 @@ origin_pids() { pidfile nginx; pidfile php-fpm; pidfile mariadbd; }
 warm() {
   sed "s|^|url = \"${URL[$1]}|; s|\$|\"\noutput = \"/dev/null\"|" "$RUNS_DIR/urls.txt" >"$RUNS_DIR/warm-$1.curl"
   curl -s -H "Host: $SITE_HOST" -H 'Accept-Encoding: gzip' -K "$RUNS_DIR/warm-$1.curl"
+}
+
+# editor SECONDS EVERY N: edits the titles of the N most popular (newest) posts in turn through
+# the REST API, one edit every EVERY seconds for SECONDS; prints each edited post's path.
+editor() {
+  local end=$((SECONDS + $1)) i=0 id path
+  while ((SECONDS < end)); do
+    read -r id path < <(sed -n "$((i % $3 + 1))p" "$RUNS_DIR/posts.txt")
+    curl -sf -o /dev/null -u "$WP_ADMIN_USER:$APP_PASSWORD" -H "Host: $SITE_HOST" -H 'Content-Type: application/json' \
+      -d "{\"title\": \"Post $id, edit $i during zipf\"}" "${URL[origin]}/wp-json/wp/v2/posts/$id" && echo "$path"
+    i=$((i + 1))
+    sleep "$2"
+  done
 }
 
 # measure NAME SCRIPT TARGET [GREP] [VAR=VALUE...]: one k6 run, plus what the origin saw during
@@ -140,9 +158,12 @@ done
 for t in nginx vcl; do
   measure "hot-url-identity.$t" hot-url "$t" '"GET / HTTP' DURATION="$DURATION" VUS="$VUS" ACCEPT_ENCODING=
 done
+# In purge mode, posts are edited during the run: the origin should see only the edited ones.
 for t in "${TARGETS[@]}"; do
   hit=0.5 p99=5000; [[ $t == origin ]] && hit=0 p99=60000 || warm "$t"
+  [[ $t == purge ]] && { editor "$DURATION_S" 2 10 >"$RUNS_DIR/zipf.purge.edited.txt" & }
   measure "zipf.$t" zipf "$t" '' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99 WARM=0 URLS_FILE="$RUNS_DIR/urls.txt"
+  wait
 done
 for t in nginx vcl purge; do
   nonce=bench$t$RANDOM$RANDOM
