@@ -56,6 +56,25 @@ const rand = () => { rngState = (rngState * 1103515245 + 12345) % 2147483648; re
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 const marker = (tag) => `e2e${tag}x${Math.floor(Math.random() * 1e9).toString(36)}`;
 
+async function sql(query) {
+  const { stdout } = await run('mariadb', ['--no-defaults', `--socket=${env('STACK_DIR')}/run/mysqld.sock`, '-N', 'wordpress', '-e', query]);
+  return stdout.trim();
+}
+
+/** Waits until the pipeline is idle: the plugin's outbox is empty and the purger has no
+ *  backlog for any Varnish node; then the purger's delayed repeat purge. Returns ms waited. */
+async function settle(limitMs = 120000) {
+  const purger = `http://127.0.0.1:${env('PURGER_PORT')}`;
+  const t = await until('the plugin outbox and the purger backlog drain', async () => {
+    const rows = Number(await sql('SELECT COUNT(*) FROM wp_varnish_edge_outbox'));
+    const metrics = (await request(purger, '/metrics')).body;
+    const backlog = [...metrics.matchAll(/^purger_node_backlog(?:\{[^}]*\})?\s+([0-9.e+-]+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
+    return rows === 0 && backlog === 0;
+  }, limitMs, 250);
+  await sleep(Number(process.env.PURGER_REPURGE_DELAY_MS || 2000) + 1000);
+  return t;
+}
+
 const results = [];
 async function check(name, fn) {
   const t0 = Date.now();
@@ -237,7 +256,8 @@ await check(`5. stale-page audit after ${RANDOM_EDITS} random edits (seed ${SEED
     counts[kind] = (counts[kind] || 0) + 1;
   }
   console.log(`  edits: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  await sleep(Number(process.env.PURGER_REPURGE_DELAY_MS || 2000) + 3000); // let the outbox, the purger and its repeat purge finish
+  const waited = await settle();
+  console.log(`  pipeline idle (outbox empty, no purger backlog) ${ms(waited)} after the last edit`);
   paths = [...new Set([...paths, ...touched, ...(await discoverUrls({ origin: ORIGIN, host: SITE_HOST, maxUrls: 3000 }))])];
   const t0 = Date.now();
   const r = await audit({ edge: EDGE, origin: ORIGIN, host: SITE_HOST, paths, concurrency: 4, log: (m) => console.log(`  ${m}`) });
@@ -257,8 +277,7 @@ await check('5b. control: the audit reports a page changed behind the cache\'s b
   assert((await warm(path)) === 'HIT', `${path} not cached`);
   const m = marker('sql');
   // A direct database write: no WordPress hook runs, so nothing is purged.
-  await run('mariadb', ['--no-defaults', `--socket=${env('STACK_DIR')}/run/mysqld.sock`, 'wordpress', '-e',
-    `UPDATE wp_posts SET post_title = 'Behind the cache ${m}' WHERE ID = ${Number(p.id)}`]);
+  await sql(`UPDATE wp_posts SET post_title = 'Behind the cache ${m}' WHERE ID = ${Number(p.id)}`);
   assert((await origin(path)).body.includes(m), 'the origin does not show the direct database change');
   const r = await audit({ edge: EDGE, origin: ORIGIN, host: SITE_HOST, paths: [path], recheckMs: 500 });
   console.log(`  audit of ${path}: ${r.stale.length} stale`);
