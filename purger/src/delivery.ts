@@ -95,6 +95,7 @@ export class NodeDelivery {
   private readonly sleepers = new Set<() => void>();
   private loops: Promise<void>[] = [];
   private up: boolean | undefined;
+  private downSince: string | undefined;
 
   constructor(
     readonly node: string,
@@ -354,9 +355,16 @@ export class NodeDelivery {
 
   private setUp(up: boolean, reason?: string): void {
     this.metrics.nodeUp.set({ node: this.node }, up ? 1 : 0);
+    if (!up) {
+      this.downSince ??= new Date().toISOString();
+      void this.log.setNodeDown(this.node, { since: this.downSince, error: reason ?? 'failing' }).catch(() => undefined);
+    }
     if (this.up !== up) {
-      if (up && this.up === false) this.logger.info({ node: this.node }, 'node is back');
+      if (up && this.up === false) this.logger.info({ node: this.node, downSince: this.downSince }, 'node is back');
+      // (also on a worker's first success: a previous worker may have left the node marked down)
+      if (up) void this.log.setNodeDown(this.node, undefined).catch(() => undefined);
       if (!up) this.logger.warn({ node: this.node, err: reason }, 'node is down');
+      if (up) this.downSince = undefined;
       this.up = up;
     }
   }

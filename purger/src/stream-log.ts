@@ -27,6 +27,8 @@ export interface NodeCursors {
   cursor: string;
   seq: number;
   repurge: string;
+  /** set while the node is failing: when it started and the last error */
+  down?: { since: string; error: string };
 }
 
 const APPEND = `
@@ -189,6 +191,12 @@ export class StreamLog {
     await this.redis.hset(this.nodeKey(node), fields);
   }
 
+  /** Records that a node is failing (shown on pending receipts), or clears it. */
+  async setNodeDown(node: string, down: { since: string; error: string } | undefined): Promise<void> {
+    if (down) await this.redis.hset(this.nodeKey(node), 'down', JSON.stringify(down));
+    else await this.redis.hdel(this.nodeKey(node), 'down');
+  }
+
   /** Marks a node as served by a live worker (receipts list these nodes). */
   async heartbeat(nodes: string[]): Promise<void> {
     if (nodes.length === 0) return;
@@ -207,7 +215,8 @@ export class StreamLog {
     const res = (await p.exec()) ?? [];
     live.forEach((n, i) => {
       const h = (res[i]?.[1] ?? {}) as Record<string, string>;
-      out.set(n, { cursor: h.cursor ?? '0-0', seq: Number(h.seq ?? 0), repurge: h.repurge ?? '0-0' });
+      const down = h.down ? (JSON.parse(h.down) as NodeCursors['down']) : undefined;
+      out.set(n, { cursor: h.cursor ?? '0-0', seq: Number(h.seq ?? 0), repurge: h.repurge ?? '0-0', ...(down ? { down } : {}) });
     });
     return out;
   }

@@ -41,6 +41,8 @@ describe('a node that is unreachable, then back', () => {
     expect(r.nodes.find((n) => n.node === b.node)?.state).toBe('pending');
     expect(r.nodes.find((n) => n.node === a.node)?.state).toBe('applied');
     await waitFor('node marked down', async () => (await svc.metrics.registry.getSingleMetric('purger_node_up')?.get())?.values.some((v) => v.labels.node === b.node && v.value === 0));
+    const pending = await waitFor('pending receipt says why', async () => (await receipt(svc, events[0]!.id)).nodes.find((n) => n.node === b.node && n.state === 'pending' && 'error' in n));
+    expect((pending as { error?: string }).error).toMatch(/UND_ERR_HEADERS_TIMEOUT|timeout/i);
     b.resume();
     // (The invalidated count may be 0 here: a timed-out attempt still queued in the paused
     // node's socket can remove the object before the retry that gets the answer.)

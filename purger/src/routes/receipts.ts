@@ -47,7 +47,7 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
         if (c && compareIds(c.cursor, streamId) >= 0) {
           out.push({ node, state: 'skipped', detail: 'the node restarted with an empty cache, or got a site-wide ban after its cursor fell off the log' });
         } else {
-          out.push({ node, state: 'pending' });
+          out.push({ node, state: 'pending', ...(c?.down ? { error: c.down.error, detail: `node failing since ${c.down.since}; retrying` } : {}) });
         }
       }
       return {
