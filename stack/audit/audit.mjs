@@ -143,7 +143,14 @@ async function main() {
   let o;
   try { o = parseArgs(process.argv.slice(2)); } catch (e) { console.error(`audit: ${e.message}`); process.exit(2); }
   if (o.help || !o.site || !o.origin) {
-    console.error('usage: audit.mjs --site URL --origin URL [--edge URL] [--urls FILE] [--ignore REGEX] [--origin-header "K: V"] [--json]');
+    console.error([
+      'usage: audit.mjs --site URL --origin URL [--edge URL] [--urls FILE]... [--ignore REGEX]...',
+      '                 [--origin-header "Name: value"]... [--concurrency 4] [--recheck-ms 1500] [--max-urls 2000] [--json]',
+      '  --site    public base URL (its host is sent to edge and origin)',
+      '  --edge    where to reach the cache (default: --site)',
+      '  --origin  where to reach the web server behind the cache',
+      'exit status: 0 no stale page, 1 stale pages, 2 usage or connection error',
+    ].join('\n'));
     process.exit(o.help ? 0 : 2);
   }
   const site = new URL(o.site);
