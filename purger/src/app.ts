@@ -59,7 +59,7 @@ export async function buildApp(deps: AppDeps) {
 
   await app.register(healthRoute, { redis: deps.redis, metrics: deps.metrics, workerNodes: deps.workerNodes });
   if (config.role !== 'worker') {
-    const ingest = new Ingest(deps.log, config.sites, deps.metrics);
+    const ingest = new Ingest(deps.log, config.sites, deps.metrics, config.tagPrefixes);
     await app.register(eventsRoute, { ingest, secrets: config.webhookSecrets, toleranceS: config.timestampToleranceS, metrics: deps.metrics });
     await app.register(purgeRoute, { ingest, token: config.operatorToken, metrics: deps.metrics });
     await app.register(receiptsRoute, { log: deps.log, liveNodeMaxAgeMs: Math.max(10_000, config.pollMs * 5) });

@@ -19,6 +19,8 @@ export interface Config {
   webhookSecrets: WebhookSecret[];
   operatorToken: string | undefined;
   sites: string[];
+  /** site → required xkey namespace prefix for its tag events (xkey purges are not host-scoped) */
+  tagPrefixes: Map<string, string>;
   varnishNodes: NodeAddress[];
   varnishDns: NodeAddress | undefined;
   dnsIntervalMs: number;
@@ -135,6 +137,14 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('PURGER_SITES: required for the ingest role (comma-separated hosts, e.g. localhost:8080,example.com)');
   }
 
+  const tagPrefixes = new Map<string, string>();
+  for (const entry of list('PURGER_TAG_PREFIXES')) {
+    const m = /^([^=]+)=([A-Za-z0-9][A-Za-z0-9_.:-]{0,63})$/.exec(entry);
+    const site = m ? normalizeSite(m[1]!) : undefined;
+    if (!m || site === undefined) problems.push(`PURGER_TAG_PREFIXES: "${entry}" is not site=prefix (prefix: letters, digits, _.:-)`);
+    else tagPrefixes.set(site, m[2]!);
+  }
+
   const varnishNodes: NodeAddress[] = [];
   for (const s of list('VARNISH_NODES')) {
     const a = parseNodeAddress(s);
@@ -167,6 +177,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookSecrets,
     operatorToken,
     sites,
+    tagPrefixes,
     varnishNodes,
     varnishDns,
     dnsIntervalMs: int('PURGER_DNS_INTERVAL_MS', 5000, 100, 3_600_000),

@@ -19,6 +19,7 @@ export class Ingest {
     private readonly log: StreamLog,
     sites: string[],
     private readonly metrics: Metrics,
+    private readonly tagPrefixes: Map<string, string> = new Map(),
   ) {
     this.sites = new Set(sites);
   }
@@ -32,7 +33,7 @@ export class Ingest {
     const now = Date.now();
     const stored: StoredEvent[] = [];
     for (let i = 0; i < n; i++) {
-      const r = toStoredEvent(body.events[i]!, body.site, i, `op-${randomUUID()}`, now);
+      const r = toStoredEvent(body.events[i]!, body.site, i, `op-${randomUUID()}`, now, this.tagPrefixes.get(body.site));
       if ('field' in r) {
         this.metrics.eventsReceived.inc({ outcome: 'invalid' }, n);
         throw new HttpError(400, 'invalid', r.message, r.field);

@@ -77,6 +77,7 @@ export function toStoredEvent(
   index: number,
   fallbackId: string,
   now: number,
+  tagPrefix?: string,
 ): StoredEvent | FieldError {
   const base = `/events/${index}`;
   const soft = input.soft ?? false;
@@ -115,6 +116,10 @@ export function toStoredEvent(
     case 'tags': {
       if (input.urls !== undefined) return { field: `${base}/urls`, message: 'kind "tags" takes tags, not urls' };
       if (!input.tags || input.tags.length === 0) return { field: `${base}/tags`, message: 'kind "tags" needs 1 to 1000 tags' };
+      if (tagPrefix !== undefined) {
+        const i = input.tags.findIndex((t) => !t.startsWith(tagPrefix));
+        if (i >= 0) return { field: `${base}/tags/${i}`, message: `tags of site "${site}" must start with its namespace "${tagPrefix}" (PURGER_TAG_PREFIXES)` };
+      }
       stored.tags = [...new Set(input.tags)];
       return stored;
     }

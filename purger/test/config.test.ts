@@ -74,6 +74,15 @@ describe('normalize', () => {
     expect(toStoredEvent({ id: 'a', kind: 'prefix', urls: ['http://example.com/a"b/'] }, 'example.com', 2, 'f', 0)).toEqual({ field: '/events/2/urls/0', message: 'a prefix URL may not contain " (percent-encode it as %22)' });
   });
 
+  it("enforces a site's tag namespace when configured", () => {
+    const c = loadConfig({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_SITES: 'example.com', VARNISH_NODES: 'v:80', PURGER_TAG_PREFIXES: 'Example.com=wp1-' });
+    const prefix = c.tagPrefixes.get('example.com');
+    expect(prefix).toBe('wp1-');
+    expect(toStoredEvent({ id: 'a', kind: 'tags', tags: ['wp1-p-1', 'wp2-p-1'] }, 'example.com', 0, 'f', 0, prefix)).toEqual({ field: '/events/0/tags/1', message: 'tags of site "example.com" must start with its namespace "wp1-" (PURGER_TAG_PREFIXES)' });
+    expect(toStoredEvent({ id: 'a', kind: 'tags', tags: ['wp1-p-1'] }, 'example.com', 0, 'f', 0, prefix)).toMatchObject({ tags: ['wp1-p-1'] });
+    expect(() => loadConfig({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_SITES: 'example.com', VARNISH_NODES: 'v:80', PURGER_TAG_PREFIXES: 'example.com' })).toThrow(/PURGER_TAG_PREFIXES: "example.com" is not site=prefix/);
+  });
+
   it('takes RFC 3339 times only', () => {
     const ev = (time: string) => toStoredEvent({ id: 'a', kind: 'all', time }, 'example.com', 0, 'f', 0);
     expect(ev('2026-11-22T10:00:00Z')).toMatchObject({ time: '2026-11-22T10:00:00Z' });
