@@ -1,11 +1,11 @@
 // Delivery to one Varnish node. Two lanes read the durable log from their own cursor:
 //  - main: applies every event, then advances the node's cursor (only after the node answered 2xx);
-//  - repurge: repeats hard invalidations once they are `repurgeDelayMs` old (closes the
+//  - repurge: repeats every invalidation (soft ones soft) once `repurgeDelayMs` old (closes the
 //    in-flight-fetch race, docs/protocol.md §2), durably, because it has a cursor too.
 // A failing request is retried with exponential backoff and full jitter until it succeeds; each
 // node has its own loops and connection pool, so a slow or dead node delays no other node.
 import type { Logger } from 'pino';
-import { appliesHard, coalesce, type Invalidation } from './coalesce.js';
+import { coalesce, type Invalidation } from './coalesce.js';
 import type { Metrics } from './metrics.js';
 import { compareIds, type LogEntry, type StreamLog } from './stream-log.js';
 import { SendError, type SendResult, type VarnishClient } from './varnish-client.js';
@@ -186,7 +186,7 @@ export class NodeDelivery {
       this.main.seq = last.seq;
       this.main.seqKnown = true;
       this.hooks.onApplied(this.node, entries);
-      if (this.opts.repurgeDelayMs > 0 && entries.some((e) => appliesHard(e.event))) {
+      if (this.opts.repurgeDelayMs > 0) {
         this.repurge.wakeAfter(this.opts.repurgeDelayMs);
       }
       if (applied.lastRefusedAt !== undefined) await this.skipAfterRestart(applied.lastRefusedAt);
@@ -205,11 +205,10 @@ export class NodeDelivery {
         await this.log.saveCursor(this.node, 'repurge', this.repurge.cursor);
         break;
       }
-      const hard = entries.filter((e) => appliesHard(e.event));
-      if (hard.length > 0) {
-        const applied = await this.apply(hard, 'repurge');
-        if (!applied) return;
-      }
+      // Soft invalidations too: a grace refresh that read the database before the edit and
+      // finished after the soft purge would otherwise keep the old page for its whole TTL.
+      const applied = await this.apply(entries, 'repurge');
+      if (!applied) return;
       const last = entries[entries.length - 1]!.streamId;
       await this.log.saveCursor(this.node, 'repurge', last);
       this.repurge.cursor = last;
