@@ -32,12 +32,6 @@ export interface Plan {
   escalations: Escalation[];
 }
 
-/** Events applied as hard invalidations (and so repeated after the repurge delay). */
-export function appliesHard(e: StoredEvent): boolean {
-  // BAN has no soft form: prefix and all are always hard.
-  return !e.soft || e.kind === 'all' || e.kind === 'prefix';
-}
-
 class IdMap {
   readonly map = new Map<string, Set<string>>();
   add(key: string, id: string): void {
