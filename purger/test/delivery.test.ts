@@ -93,6 +93,17 @@ describe('invalidation reaches every node and really removes objects', () => {
     }
   });
 
+  it('repeats soft purges too after the delay (a grace refresh can race them the same way)', async () => {
+    await warm(stack, ['/soft-race/']);
+    await new Promise((r) => setTimeout(r, 2000)); // earlier tests' second purges are done
+    const purges = () => Promise.all(stack.varnishes.map((v) => counter(svc, 'purger_invalidations_sent_total', { node: v.node, kind: 'purge', outcome: 'ok' })));
+    const before = await purges();
+    const e = urlEvent(['/soft-race/'], { soft: true });
+    await postEvents(svc.url, { site: SITE, events: [e] });
+    await appliedEverywhere(svc, e.id, 2);
+    await waitFor('second, delayed soft purge on every node', async () => (await purges()).every((n, i) => n - before[i]! >= 2), 10_000);
+  });
+
   it('coalesces a 1,000-event burst into at most 10 requests per node', async () => {
     const paths = Array.from({ length: 40 }, (_, i) => `/bulk/${i}/`);
     await warm(stack, paths);
