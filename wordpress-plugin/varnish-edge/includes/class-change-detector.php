@@ -341,7 +341,6 @@ class Change_Detector {
 		}
 		$scheme = $this->scheme();
 		if ( in_array( $type, self::MENU_TYPES, true ) ) {
-			/* translators: %d: post id. */
 			return $inv->tags( array( $scheme->listing( 'menus' ) ), true )->reason( sprintf( 'menu item %d changed', $id ) );
 		}
 		if ( in_array( $type, self::SITE_TYPES, true ) ) {
