@@ -50,6 +50,10 @@ if ! stack/up.sh >"$STACK_DIR/up.log" 2>&1; then
   exit 1
 fi
 echo "reliability: stack up in $((SECONDS - start)) s"
+# The purger processes the checks start run a private copy of the build stack/up.sh made.
+mkdir -p "$STACK_DIR/purger"
+cp -r purger/dist purger/package.json "$STACK_DIR/purger/" && ln -sfn "$STACK_REPO/purger/node_modules" "$STACK_DIR/purger/node_modules"
+export REL_PURGER_MAIN=$STACK_DIR/purger/dist/main.js
 REL_APP_PASSWORD=$(stack/prepare-wordpress.sh app-password reliability) || { echo "reliability: cannot create an application password"; exit 1; }
 export REL_APP_PASSWORD
 

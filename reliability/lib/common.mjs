@@ -176,12 +176,18 @@ export class PurgerProcess {
   }
 
   async start() {
-    this.child = spawn(process.execPath, [join(this.env.repo, 'purger/dist/main.js')], { env: this.envVars, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A private copy of the build (run.sh makes it): others rebuilding purger/dist meanwhile
+    // cannot pull files from under a starting process.
+    const main = process.env.REL_PURGER_MAIN || join(this.env.repo, 'purger/dist/main.js');
+    this.child = spawn(process.execPath, [main], { env: this.envVars, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (d) => { this.output = (this.output + d.toString()).slice(-20_000); };
     this.child.stdout.on('data', keep);
     this.child.stderr.on('data', keep);
     this.exited = new Promise((r) => this.child.once('exit', (code, sig) => r(code ?? sig)));
-    await until(`purger on ${this.port}`, async () => (await request(this.url, '/healthz', { timeoutMs: 1000 })).status === 200, 30_000);
+    await until(`purger on ${this.port}`, async () => {
+      if (this.child.exitCode !== null) throw new Error(`purger exited with ${this.child.exitCode}: ${this.output.slice(-600)}`);
+      return (await request(this.url, '/healthz', { timeoutMs: 1000 })).status === 200;
+    }, 30_000);
     return this;
   }
 

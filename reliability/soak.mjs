@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// The soak (make soak): SOAK_SECONDS (600) of steady reads through Varnish plus a steady event
+// stream on the native stack reliability/run.sh started:
+//   - reads: SOAK_CONCURRENCY (4) loops over every page of the site's sitemap;
+//   - a real WordPress edit every 5 s (plugin → purger → Varnish), time-to-fresh measured;
+//   - a signed batch of 20 key invalidations every second and a prefix ban every 10 s.
+// Every 10 s: RSS of each process (with its children), Varnish's ban list length and the
+// purger's backlog. After SOAK_WARMUP_SECONDS (120), memory must stay flat (median of the last
+// minute within 10 % of the first minute after warm-up), the ban list bounded (the lurker keeps
+// up), no errors anywhere, every edit fresh; then the stale-page audit must find nothing.
+// Figures: reliability/results/soak.json.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { audit, discoverUrls } from '../stack/audit/audit.mjs';
+import { assert, eventId, loadFigures, metric, pct, postEvents, readLoad, request, round, rssTreeKiB, sleep, stackEnv, summary, tagEvent, until, urlEvent, varnishStat, writeResult } from './lib/common.mjs';
+import { postPaths } from './lib/cluster.mjs';
+import { editPost, outboxRows, restAuth } from './lib/wordpress.mjs';
+
+const SECONDS = Number(process.env.SOAK_SECONDS || 600);
+const WARMUP = Number(process.env.SOAK_WARMUP_SECONDS || 120);
+const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY || 4);
+const env = stackEnv();
+const auth = restAuth({ appPassword: process.env.REL_APP_PASSWORD });
+const log = (...a) => console.log('soak:', ...a);
+const PROCESSES = { varnishd: 'varnish', purger: 'purger', 'redis-server': 'redis', mariadbd: 'mariadb', 'php-fpm': 'php-fpm', nginx: 'nginx' };
+const pidOf = (svc) => Number(readFileSync(join(env.dir, 'run', `${svc}.pid`), 'utf8').trim());
+
+const paths = (await discoverUrls({ origin: env.origin, host: env.site })).filter((p) => !p.endsWith('.xml'));
+const posts = await postPaths(env, 20);
+log(`${SECONDS} s (warm-up ${WARMUP} s), ${paths.length} pages, ${CONCURRENCY} readers, an edit every 5 s, 20 key events/s, a prefix ban every 10 s`);
+
+const t0 = Date.now();
+const end = t0 + SECONDS * 1000;
+const elapsed = () => (Date.now() - t0) / 1000;
+const load = readLoad(env.edge, env.site, paths, { concurrency: CONCURRENCY, pauseMs: 15, maxSeconds: SECONDS + 60 });
+const samples = [];
+const edits = [];
+const failures = [];
+let eventsSent = 0;
+
+async function sampler() {
+  while (Date.now() < end) {
+    const mem = {};
+    for (const [name, svc] of Object.entries(PROCESSES)) mem[name] = rssTreeKiB(pidOf(svc));
+    const v = varnishStat(`${env.dir}/varnish`, ['MAIN.bans', 'MAIN.bans_lurker_obj_killed', 'MAIN.bans_obj_killed', 'MAIN.n_object', 'MAIN.bans_added']);
+    const backlog = await metric(env.purger, 'purger_node_backlog').catch(() => null);
+    samples.push({ t: round(elapsed(), 0), mem, bans: v['MAIN.bans'], bansAdded: v['MAIN.bans_added'], lurkerKilled: v['MAIN.bans_lurker_obj_killed'], objects: v['MAIN.n_object'], backlog });
+    await sleep(10_000);
+  }
+}
+
+async function editor() {
+  let n = 0;
+  while (Date.now() < end - 10_000) {
+    const started = Date.now();
+    const p = posts[n % posts.length];
+    const marker = `relsoak${n}x${Date.now().toString(36)}`;
+    try {
+      await editPost(env, auth, p.id, `<p>Soak edit ${marker}</p>`);
+      const t = Date.now();
+      await until(`edit ${n} visible`, async () => (await request(env.edge, p.path, { host: env.site })).body.includes(marker), 30_000, 50);
+      edits.push({ t: round(elapsed(), 0), ms: Date.now() - t });
+    } catch (e) {
+      failures.push(`edit ${n}: ${e.message}`);
+    }
+    n++;
+    await sleep(Math.max(0, 5000 - (Date.now() - started)));
+  }
+}
+
+async function events() {
+  let n = 0;
+  while (Date.now() < end - 5000) {
+    const started = Date.now();
+    const batch = Array.from({ length: 20 }, (_, i) => tagEvent([`relsoak-${n}-${i}`], { id: eventId('soak') }));
+    if (n % 10 === 0) batch.push(urlEvent(env, [`/relsoak-prefix-${n}/`], { kind: 'prefix' }));
+    const r = await postEvents(env, env.purger, { site: env.site, events: batch }).catch((e) => ({ status: 0, body: e.message }));
+    if (r.status === 202) eventsSent += batch.length; else failures.push(`event batch ${n}: ${r.status} ${String(r.body).slice(0, 120)}`);
+    n++;
+    await sleep(Math.max(0, 1000 - (Date.now() - started)));
+  }
+}
+
+await Promise.all([sampler(), editor(), events()]);
+const reads = await load.stop();
+log('load done; waiting for the purger to catch up, then auditing');
+await until('purger backlog drained', async () => (await metric(env.purger, 'purger_node_backlog')) === 0, 60_000, 500).catch((e) => failures.push(e.message));
+await until('plugin outbox empty', async () => (await outboxRows(env)) === 0, 60_000, 500).catch((e) => failures.push(e.message));
+const a = await audit({ edge: env.edge, origin: env.origin, host: env.site, paths });
+
+// Figures.
+const after = samples.filter((s) => s.t >= WARMUP);
+const firstMin = after.filter((s) => s.t < WARMUP + 60);
+const lastMin = after.filter((s) => s.t >= SECONDS - 60);
+const median = (xs) => pct(xs, 50);
+const memory = {};
+for (const name of Object.keys(PROCESSES)) {
+  const first = median(firstMin.map((s) => s.mem[name]));
+  const last = median(lastMin.map((s) => s.mem[name]));
+  memory[name] = { firstMinuteKiB: first, lastMinuteKiB: last, growthPct: round(((last - first) / first) * 100, 1), maxKiB: Math.max(...samples.map((s) => s.mem[name])) };
+}
+const bans = { max: Math.max(...after.map((s) => s.bans)), firstMinuteMax: Math.max(...firstMin.map((s) => s.bans)), lastMinuteMax: Math.max(...lastMin.map((s) => s.bans)), added: samples.at(-1).bansAdded - samples[0].bansAdded, lurkerKilled: samples.at(-1).lurkerKilled - samples[0].lurkerKilled };
+const readFigures = loadFigures(reads);
+const perMinute = [];
+for (let m = 0; m * 60 < SECONDS; m++) {
+  const e = edits.filter((x) => x.t >= m * 60 && x.t < (m + 1) * 60).map((x) => x.ms);
+  const r = reads.filter((x) => (x.t - t0) / 1000 >= m * 60 && (x.t - t0) / 1000 < (m + 1) * 60);
+  perMinute.push({ minute: m + 1, reads: r.length, readErrors: r.filter((x) => x.status === 0 || x.status >= 500).length, edits: e.length, timeToFreshMs: summary(e) });
+}
+const ttf = edits.map((e) => e.ms);
+const figures = {
+  seconds: SECONDS, warmupSeconds: WARMUP, reads: readFigures.requests, readsPerSecond: round(readFigures.requests / SECONDS, 0), readErrors: readFigures.errors,
+  readLatencyMs: readFigures.latencyMs, byCache: readFigures.byCache, edits: edits.length, eventsSent, timeToFreshMs: summary(ttf),
+  memory, bans, failures: failures.slice(0, 10), auditChecked: a.checked, auditStale: a.stale.length, perMinute, samples,
+};
+console.log(JSON.stringify({ memory, bans, reads: figures.reads, readErrors: figures.readErrors, timeToFreshMs: figures.timeToFreshMs, perMinute: perMinute.map((p) => `${p.minute}: ${p.reads} reads, ${p.readErrors} errors, ttf p50 ${p.timeToFreshMs.p50} p95 ${p.timeToFreshMs.p95}`) }, null, 2));
+
+// Assertions: correctness, plus the flatness the issue asks for.
+const problems = [];
+if (readFigures.errors) problems.push(`${readFigures.errors} read errors (${readFigures.errorSample.join('; ')})`);
+if (failures.length) problems.push(`${failures.length} failures: ${failures.slice(0, 3).join('; ')}`);
+if (edits.length === 0) problems.push('no edit completed');
+for (const [name, m] of Object.entries(memory)) if (!(m.growthPct < 10)) problems.push(`${name} memory grew ${m.growthPct} % after warm-up`);
+if (bans.lastMinuteMax > Math.max(2 * bans.firstMinuteMax, 50)) problems.push(`ban list grows: ${bans.firstMinuteMax} in the first minute after warm-up, ${bans.lastMinuteMax} in the last`);
+if (a.stale.length || a.errors.length) problems.push(`audit: ${a.stale.length} stale (${a.stale.map((s) => s.path).slice(0, 5).join(' ')}), ${a.errors.length} errors`);
+const half = Math.floor(ttf.length / 2);
+const [p95first, p95second] = [pct(ttf.slice(0, half), 95), pct(ttf.slice(half), 95)];
+if (p95second > Math.max(3 * p95first, 2000)) problems.push(`time-to-fresh not steady: p95 ${p95first} ms in the first half, ${p95second} ms in the second`);
+
+figures.problems = problems;
+const file = writeResult(env.repo, process.env.REL_RESULT_NAME || 'soak', { mode: 'soak', finishedAt: new Date().toISOString(), pass: problems.length === 0, figures });
+console.log(`results: ${file}`);
+for (const p of problems) console.log(`FAIL ${p}`);
+console.log(`soak: ${problems.length ? 0 : 1} passed, ${problems.length ? 1 : 0} failed`);
+process.exit(problems.length ? 1 : 0);
