@@ -180,8 +180,7 @@ export class NodeDelivery {
       const applied = await this.apply(entries, 'main');
       if (!applied) return; // stopping: the cursor stays, the entries are replayed on restart
       const last = entries[entries.length - 1]!;
-      await this.log.writeReceipts(this.node, applied.results);
-      await this.log.saveCursor(this.node, 'cursor', last.streamId, last.seq);
+      await this.log.commitBatch(this.node, applied.results, last.streamId, last.seq);
       this.main.cursor = last.streamId;
       this.main.seq = last.seq;
       this.main.seqKnown = true;

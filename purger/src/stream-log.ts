@@ -221,10 +221,18 @@ export class StreamLog {
     return out;
   }
 
-  async writeReceipts(node: string, results: Map<string, string>): Promise<void> {
-    if (results.size === 0) return;
+  /**
+   * After a node applied a batch: its per-event results into the receipts, then its cursor, in
+   * one transaction (one round trip; the cursor never moves without the receipts).
+   */
+  async commitBatch(node: string, results: Map<string, string>, cursor: string, seq: number): Promise<void> {
     const ids = [...results.keys()];
-    await this.redis.purgerReceipts(ids.length, ...ids.map((id) => this.eventKey(id)), `n:${node}`, ...ids.map((id) => results.get(id)!));
+    const tx = this.redis.multi();
+    if (ids.length > 0) tx.purgerReceipts(ids.length, ...ids.map((id) => this.eventKey(id)), `n:${node}`, ...ids.map((id) => results.get(id)!));
+    tx.hset(this.nodeKey(node), { cursor, seq, updated: Date.now() });
+    const res = await tx.exec();
+    if (!res) throw new Error('redis transaction aborted');
+    for (const [err] of res) if (err) throw err;
   }
 
   async receipt(id: string): Promise<Record<string, string>> {
