@@ -19,11 +19,12 @@ export interface Service {
   close(): Promise<void>;
 }
 
-function redisClient(url: string, logger: Logger, metrics: Metrics, name: string): Redis {
+function redisClient(url: string, logger: Logger, metrics: Metrics, name: 'cmd' | 'sub'): Redis {
   const redis = new Redis(url, {
     lazyConnect: true,
-    // Fail fast while disconnected (the API answers 503) instead of queueing in memory.
-    enableOfflineQueue: false,
+    // Commands fail fast while disconnected (the API answers 503) instead of queueing in memory;
+    // the subscriber only has its SUBSCRIBE, which may wait for the connection.
+    enableOfflineQueue: name === 'sub',
     maxRetriesPerRequest: 1,
     commandTimeout: 5000,
     connectionName: `purger-${name}`,
@@ -61,8 +62,6 @@ export async function startService(config: Config, logger: Logger, opts: { defau
   let subscriber: Redis | undefined;
   if (config.role !== 'ingest') {
     subscriber = redisClient(config.redisUrl, logger, metrics, 'sub');
-    // The subscriber must queue its SUBSCRIBE until connected (it has no other commands).
-    subscriber.options.enableOfflineQueue = true;
     await subscriber.connect().catch(() => undefined);
     worker = new Worker(config, log, subscriber, logger, metrics);
     await worker.start();
