@@ -60,7 +60,8 @@ describe('a node that restarted (empty cache)', () => {
     await b.stop();
     const first = urlEvent(['/r/1/']);
     await postEvents(svc.url, { site: SITE, events: [first] });
-    await sleep(300);
+    // b's lane is now stuck retrying the batch with `first`; the next events queue behind it.
+    await waitFor('b failing', async () => (await svc.metrics.registry.getSingleMetric('purger_node_up')?.get())?.values.some((v) => v.labels.node === b.node && v.value === 0));
     const stale = [urlEvent(['/r/2/']), tagEvent(['p-r-3'])];
     await postEvents(svc.url, { site: SITE, events: stale });
     await appliedEverywhere(svc, stale[1]!.id, 1);
