@@ -15,11 +15,6 @@ function checked(expr: string): string {
   return expr;
 }
 
-/** `^<escaped prefix>` for one path prefix. */
-export function prefixRegex(prefix: string): string {
-  return checked(`^${escapeRegex(prefix)}`);
-}
-
 export interface PackedRegex {
   regex: string;
   /** the literals this regex matches */

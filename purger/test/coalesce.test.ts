@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { coalesce, type Invalidation } from '../src/coalesce.js';
-import { escapeRegex, packPrefixRegexes, prefixRegex } from '../src/ban-expression.js';
+import { escapeRegex, packPrefixRegexes } from '../src/ban-expression.js';
 import type { StoredEvent } from '../src/normalize.js';
 import { requestFor } from '../src/varnish-client.js';
 
+const prefixRegex = (p: string): string => packPrefixRegexes([p], 7168)[0]!;
 const ev = (id: string, e: Partial<StoredEvent>): StoredEvent => ({
   id, site: 'example.com', kind: 'urls', soft: false, reason: '', time: '2026-11-22T00:00:00Z', acceptedAt: 0, ...e,
 });
