@@ -128,6 +128,37 @@ describe('POST /v1/events validation', () => {
   });
 });
 
+describe('hostile and malformed input', () => {
+  const bodies: unknown[] = [
+    null, [], 'x', 42, {}, { site: 1 }, { site: SITE }, { site: SITE, events: null }, { site: SITE, events: [null] },
+    { site: SITE, events: [{}] }, { site: SITE, events: [{ id: 'a', kind: 'urls', urls: [], time: '2026-11-22T00:00:00Z' }] },
+    { site: SITE, events: [{ id: 'a', kind: 'tags', tags: ['ä'], time: '2026-11-22T00:00:00Z' }] },
+    { site: SITE, events: [{ id: 'a', kind: 'urls', urls: [`http://${SITE}/\u0000`], time: '2026-11-22T00:00:00Z' }] },
+    { site: SITE, events: [{ id: 'a', kind: 'prefix', urls: [`http://${SITE}/ && obj.http.x-host ~ .`], time: '2026-11-22T00:00:00Z' }] },
+    { site: SITE, events: [{ id: 'a', kind: 'all', soft: 'yes', time: '2026-11-22T00:00:00Z' }] },
+    { site: SITE, events: [{ id: 'a'.repeat(129), kind: 'all', time: '2026-11-22T00:00:00Z' }] },
+    { site: SITE, events: [{ id: 'a', kind: 'all', time: 'not a time' }] },
+  ];
+  const raw = [...bodies.map((b) => JSON.stringify(b)), `{"site":"${SITE}","events":[{"id":"a","kind":"all","time":"2026-11-22T00:00:00Z","__proto__":{"x":1}}]}`, '{"site":', ''];
+  it.each(raw.map((b) => [b]))('answers 4xx JSON, never 5xx, and stores nothing: %s', async (payload) => {
+    const before = await redis.get('purger:seq');
+    const r = await inject(payload);
+    expect(r.statusCode).toBeGreaterThanOrEqual(400);
+    expect(r.statusCode).toBeLessThan(500);
+    expect(r.json()).toMatchObject({ error: expect.any(String), message: expect.any(String) });
+    expect(await redis.get('purger:seq')).toBe(before);
+  });
+
+  it('answers 400 for a malformed receipt id and 404 for unknown routes, as JSON', async () => {
+    const bad = await svc.app.inject({ method: 'GET', url: '/v1/events/a%20b' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toBeDefined();
+    const none = await svc.app.inject({ method: 'GET', url: '/nope' });
+    expect(none.statusCode).toBe(404);
+    expect(none.json()).toBeTypeOf('object');
+  });
+});
+
 describe('durable storage and duplicates', () => {
   it('answers 202 only once the events are in the stream and the receipt exists', async () => {
     const events = [urlEvent(['/d1/']), tagEvent(['t1', 't2']), { id: eventId(), kind: 'prefix', urls: [`http://${SITE}/news/`], soft: false, reason: 'r', time: new Date().toISOString() }];
