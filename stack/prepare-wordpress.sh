@@ -16,7 +16,9 @@ layout() {
     (cd "$src" && tar --exclude=./wp-config.php --exclude=./.htaccess \
       --exclude=./wp-content/languages -cf - .) | (cd "$WP_DIR" && tar -xf -)
   fi
-  mkdir -p "$WP_DIR/wp-content/uploads" "$WP_DIR/wp-content/plugins"
+  mkdir -p "$WP_DIR/wp-content/uploads" "$WP_DIR/wp-content/plugins" "$WP_DIR/wp-content/mu-plugins"
+  # Lets Varnish's probe (any Host) see /robots.txt instead of a canonical 301; same file as compose.
+  cp "$STACK_REPO/stack/mu-plugins/edge-probe.php" "$WP_DIR/wp-content/mu-plugins/edge-probe.php"
   if [[ -d $plugin ]]; then
     ln -sfn "$plugin" "$WP_DIR/wp-content/plugins/varnish-edge"
   fi

@@ -91,7 +91,7 @@ CONF
 # ACL narrowed to loopback); includes resolve through vcl_path=<repo>/vcl.
 vcl_src=$STACK_REPO/vcl/default.vcl
 [[ -r $vcl_src ]] || die "missing $vcl_src"
-"$STACK_REPO/stack/native-vcl.sh" "$vcl_src" 127.0.0.1 "$WEB_PORT" "$SITE_HOST" >"$CONF_DIR/stack.vcl"
+"$STACK_REPO/stack/native-vcl.sh" "$vcl_src" 127.0.0.1 "$WEB_PORT" >"$CONF_DIR/stack.vcl"
 chmod 644 "$CONF_DIR/stack.vcl"
 
 # WordPress configuration (the Debian package's own wp-config.php reads /etc; ours does not).

@@ -43,10 +43,17 @@ async function until(what, fn, limitMs = 15000, intervalMs = 10) {
 const has = (path, marker) => async () => (await edge(path)).body.includes(marker);
 // Fetches until Varnish answers from cache (a delayed repeat purge of an earlier edit may
 // evict the page between two fetches); returns the last X-Cache.
+// Until the page is a cache HIT. A page may legitimately be STALE for a moment: the purger's
+// delayed second purge soft-expires it again, and its background refresh takes a WordPress render.
+const WARM_DEADLINE_MS = 10000;
 async function warm(path) {
+  const end = performance.now() + WARM_DEADLINE_MS;
   let state = '';
-  for (let i = 0; i < 6 && state !== 'HIT'; i++) state = (await edge(path)).headers['x-cache'] || '';
-  return state;
+  for (;;) {
+    state = (await edge(path)).headers['x-cache'] || '';
+    if (state === 'HIT' || performance.now() > end) return state;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
 const ms = (x) => `${x.toFixed(0)} ms`;
