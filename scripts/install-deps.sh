@@ -8,7 +8,7 @@ APT_PACKAGES=(
   varnish varnish-modules          # vcl/ and every suite that runs varnishd
   redis-server                     # purger/ integration tests and bench
   mariadb-server php-cli php-mysql php-curl php-xml php-mbstring wordpress phpunit chromium nodejs  # wordpress-plugin/ (scripts/suites/plugin.sh)
-  mariadb-server mariadb-client redis-server redis-tools nginx php-fpm php-cli php-mysql php-xml php-mbstring php-curl wordpress curl openssl perl python3-yaml  # stack/ (make up, e2e, compose check)
+  mariadb-server mariadb-client redis-tools nginx php-fpm php-cli php-mysql php-xml php-mbstring php-curl wordpress curl openssl perl python3-yaml  # stack/ (make up, e2e, compose check)
   python3-venv procps            # reliability/ (schemathesis venv, process memory)
 )
 
