@@ -49,3 +49,8 @@ audit:
 .PHONY: bench
 bench: deps
 	@bench/run.sh
+
+# make bench-purger: ingest → Redis → worker → 2 varnishd throughput and latency (purger/README.md).
+.PHONY: bench-purger
+bench-purger: deps
+	@cd purger && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; } && npm run bench
