@@ -93,6 +93,18 @@ def oracle_valid(path, body):
     return True, ""
 
 
+def on_site(events):
+    """Half the generated URLs become paths on the site, so the URL checks and delivery run."""
+    if not isinstance(events, list):
+        return events
+    out = []
+    for e in events:
+        if isinstance(e, dict) and isinstance(e.get("urls"), list):
+            e = {**e, "urls": [f"http://{SITE}/{u.lstrip('/')}" if isinstance(u, str) and i % 2 == 0 else u for i, u in enumerate(e["urls"])]}
+        out.append(e)
+    return out
+
+
 @schema.parametrize()
 @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_purger_api(case):
@@ -102,7 +114,7 @@ def test_purger_api(case):
     body = case.body if case.body is not schemathesis.core.NOT_SET else None
     if body is not None:
         if isinstance(body, dict) and isinstance(body.get("site"), str) and len(json.dumps(body)) % 2 == 0:
-            body = {**body, "site": SITE}
+            body = {**body, "site": SITE, "events": on_site(body.get("events"))}
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
         headers.setdefault("content-type", case.media_type or "application/json")
     if case.method == "POST" and path == "/v1/events":
