@@ -1,6 +1,6 @@
 // Several Varnish nodes in front of the stack's WordPress, a purger (ingest + worker, or split)
 // on its own Redis prefix, canary pages, bursts of signed events, and "applied everywhere".
-import { PurgerProcess, VarnishNode, eventId, freePort, postEvents, receipt, redis, request, tagEvent, until, urlEvent } from './common.mjs';
+import { PurgerProcess, VarnishNode, eventId, freePort, postEvents, receipt, redis, request, storedCount, tagEvent, until, urlEvent } from './common.mjs';
 
 /** The stack's own varnishd as a node (never stopped here) plus `extra` new ones. */
 export async function startNodes(env, extra, opts = {}) {
@@ -92,10 +92,9 @@ export async function sendBatches(env, base, batches, onBatch = () => {}) {
 export async function cursorSeq(env, prefix, node) {
   return Number((await redis(env, 'HGET', `${prefix}:node:${node}`, 'seq')) || 0);
 }
-export const headSeq = async (env, prefix) => Number((await redis(env, 'GET', `${prefix}:seq`)) || 0);
 
 export async function waitCaughtUp(env, prefix, nodes, limitMs) {
-  const head = await headSeq(env, prefix);
+  const head = await storedCount(env, prefix);
   await until(`nodes ${nodes.join(', ')} caught up to event ${head}`, async () => {
     for (const n of nodes) if ((await cursorSeq(env, prefix, n)) < head) return false;
     return true;

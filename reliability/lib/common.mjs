@@ -46,8 +46,6 @@ export async function service(env, svc, action) {
   await run(join(env.repo, 'stack/services', `${svc}.sh`), [action], { env: process.env, timeout: 120_000 });
 }
 
-export const pathOf = (link) => { const u = new URL(link); return u.pathname + u.search; };
-
 // ─── signed webhooks (docs/protocol.md §1) ──────────────────────────────────────────────
 export function signHeaders(secret, body, { id = `msg_${randomUUID()}`, timestamp = Math.floor(Date.now() / 1000) } = {}) {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
@@ -199,7 +197,7 @@ export class PurgerProcess {
 }
 
 // ─── waiting, ports, figures ───────────────────────────────────────────────────────────
-export function portOpen(port) {
+function portOpen(port) {
   return new Promise((res) => {
     const s = net.connect(port, '127.0.0.1');
     s.once('connect', () => { s.destroy(); res(true); });
