@@ -152,6 +152,19 @@ export class VarnishNode {
   get(path, opts = {}) { return request(`http://${this.node}`, path, { host: this.env.site, ...opts }); }
 }
 
+/** One GET on its own connection (no pool: a hung request must not queue the next one). */
+export function getOnce(base, path, host, timeoutMs = 60_000) {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const req = http.get(new URL(path, base), { agent: false, headers: { host, 'user-agent': 'reliability-probe/1' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t0, headers: res.headers }));
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => resolve({ status: 0, ms: performance.now() - t0, headers: {}, error: e.message }));
+  });
+}
+
 /** A TCP listener that accepts every connection and never says anything. */
 export async function blackHole(port) {
   const sockets = new Set();
