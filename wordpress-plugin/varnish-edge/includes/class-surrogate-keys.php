@@ -118,10 +118,19 @@ class Surrogate_Keys {
 			return;
 		}
 		header_remove( 'xkey' );
+		$this->emit_headers();
+	}
+
+	/**
+	 * Write the xkey lines (each within the line budget) and, when due, Surrogate-Control.
+	 *
+	 * @param int|null $status Response status; null for the current one.
+	 */
+	private function emit_headers( $status = null ) {
 		foreach ( $this->scheme()->header_lines( $this->keys() ) as $line ) {
 			header( 'xkey: ' . $line, false );
 		}
-		foreach ( $this->surrogate_control() as $name => $value ) {
+		foreach ( $this->surrogate_control( $status ) as $name => $value ) {
 			header( $name . ': ' . $value );
 		}
 	}
@@ -542,12 +551,7 @@ class Surrogate_Keys {
 	public function on_rest_serve( $served, $result, $request ) {
 		if ( $request instanceof \WP_REST_Request && 'GET' === $request->get_method() && ! is_user_logged_in()
 			&& $result instanceof \WP_HTTP_Response && ! headers_sent() && array() !== $this->keys ) {
-			foreach ( $this->scheme()->header_lines( $this->keys() ) as $line ) {
-				header( 'xkey: ' . $line, false );
-			}
-			foreach ( $this->surrogate_control( $result->get_status() ) as $name => $value ) {
-				header( $name . ': ' . $value );
-			}
+			$this->emit_headers( $result->get_status() );
 		}
 		return $served;
 	}
