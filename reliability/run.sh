@@ -26,6 +26,11 @@ export STACK_DIR VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT STACK_REPO
 export SITE_HOST=localhost:$VARNISH_PORT STACK_SKIP_DEPS=1
 export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAY_MS=1000
 source stack/lib.sh   # again: paths and defaults follow the settings above
+if [[ $mode == soak ]]; then
+  # The purger keeps events and receipts 24 h by default, so Redis grows for a day before it is
+  # flat. The soak keeps them 120 s (its warm-up) to measure the steady state within ten minutes.
+  export PURGER_STREAM_MAX_AGE_S=${PURGER_STREAM_MAX_AGE_S:-120} PURGER_DEDUPE_TTL_S=${PURGER_DEDUPE_TTL_S:-120}
+fi
 
 rc=1
 teardown() {

@@ -109,7 +109,7 @@ for (let m = 0; m * 60 < SECONDS; m++) {
 }
 const ttf = edits.map((e) => e.ms);
 const figures = {
-  seconds: SECONDS, warmupSeconds: WARMUP, reads: readFigures.requests, readsPerSecond: round(readFigures.requests / SECONDS, 0), readErrors: readFigures.errors,
+  seconds: SECONDS, warmupSeconds: WARMUP, purgerRetentionS: { stream: Number(process.env.PURGER_STREAM_MAX_AGE_S || 86400), receipts: Number(process.env.PURGER_DEDUPE_TTL_S || 86400) }, reads: readFigures.requests, readsPerSecond: round(readFigures.requests / SECONDS, 0), readErrors: readFigures.errors,
   readLatencyMs: readFigures.latencyMs, byCache: readFigures.byCache, edits: edits.length, eventsSent, timeToFreshMs: summary(ttf),
   memory, bans, failures: failures.slice(0, 10), auditChecked: a.checked, auditStale: a.stale.length, perMinute, samples,
 };
