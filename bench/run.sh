@@ -26,7 +26,9 @@ K6=$(k6/install-k6.sh) || exit 1
 export K6 RUNS_DIR RUN_TIMEOUT=240
 rm -rf "$RUNS_DIR"; mkdir -p "$RUNS_DIR"
 
-trap temp_stack_down EXIT
+# The stack's logs (Varnish, purger, PHP, nginx) are kept with the run, then it is torn down.
+keep_logs_and_stop() { [[ -d ${LOG_DIR:-} ]] && cp -r "$LOG_DIR" "$RUNS_DIR/stack-logs"; temp_stack_down; }
+trap keep_logs_and_stop EXIT
 trap 'exit 130' INT TERM
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -5,7 +5,7 @@
 // is 0 (the bare origin), the share of responses served from cache.
 import http from 'k6/http';
 import { Rate } from 'k6/metrics';
-import { env, num, get, requireUp, servedFromCache, summarize, seconds, TREND_STATS } from './lib/common.js';
+import { env, num, get, requireUp, expect200, servedFromCache, summarize, seconds, TREND_STATS } from './lib/common.js';
 import { scenarioThresholds } from './lib/thresholds.js';
 
 const PATH = env('HOT_PATH', '/');
@@ -31,7 +31,9 @@ export function setup() {
 }
 
 export default function () {
-  hits.add(servedFromCache(get(PATH, 'hot')));
+  const res = get(PATH, 'hot');
+  expect200(res, PATH);
+  hits.add(servedFromCache(res));
 }
 
 export function handleSummary(data) {

@@ -7,7 +7,7 @@
 // Thresholds: error rate, p99 latency, and MIN_HIT_RATE (share of responses served from cache).
 import http from 'k6/http';
 import { Rate } from 'k6/metrics';
-import { env, num, get, requireUp, discoverPosts, postPathsFromFile, servedFromCache, summarize, seconds, TREND_STATS } from './lib/common.js';
+import { env, num, get, requireUp, expect200, discoverPosts, postPathsFromFile, servedFromCache, summarize, seconds, TREND_STATS } from './lib/common.js';
 import { scenarioThresholds } from './lib/thresholds.js';
 
 const DURATION = env('DURATION', '20s');
@@ -50,7 +50,10 @@ function sample(cdf) {
 }
 
 export default function (data) {
-  hits.add(servedFromCache(get(data.paths[sample(data.cdf)], 'zipf')));
+  const path = data.paths[sample(data.cdf)];
+  const res = get(path, 'zipf');
+  expect200(res, path);
+  hits.add(servedFromCache(res));
 }
 
 export function handleSummary(data) {

@@ -71,6 +71,19 @@ export function postPathsFromFile() {
   return open(file).split('\n').map((s) => s.trim()).filter(Boolean);
 }
 
+/**
+ * Logs the first few unexpected responses of each VU (status, cache status, path), so a run
+ * with errors says what they were. Returns whether the response was a 200.
+ */
+let reported = 0;
+export function expect200(res, path) {
+  if (res.status === 200) return true;
+  if (reported++ < num('REPORT_ERRORS', 3)) {
+    console.warn(`unexpected response: ${res.status} ${res.error || ''} X-Cache=${cacheStatus(res)} Age=${res.headers.Age || ''} ${path}`);
+  }
+  return false;
+}
+
 /** Cache status as a client sees it: X-Cache from Varnish (and from the bench's NGINX). */
 export const cacheStatus = (res) => String(res.headers['X-Cache'] || '').toUpperCase();
 export const servedFromCache = (res) => ['HIT', 'STALE', 'UPDATING'].includes(cacheStatus(res));
