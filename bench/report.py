@@ -77,6 +77,7 @@ def load_run(k6, origin, seconds):
         "origin_requests_per_s": round(origin["origin_requests"] / seconds, 2) if seconds else None,
         "varnish_backend_req": origin.get("varnish_backend_req"),
         "nginx_upstream_cache_status": origin.get("nginx_upstream_cache_status"),
+        "origin_sick_after_run_for": origin.get("origin_sick_after_run_for"),
         "thresholds_ok": k6.get("thresholds_ok"), "k6_exit": origin.get("k6_exit"),
     }
     cpu = origin.get("cpu_s") or {}

@@ -82,11 +82,25 @@ server_pids() {
 }
 origin_pids() { pidfile nginx; pidfile php-fpm; pidfile mariadbd; }
 
+# settle: every run starts with both Varnish instances seeing the origin healthy. A run that
+# saturates the origin (zipf through a microcache) can make their health probes (2 s timeout)
+# fail; a Varnish that thinks its origin is sick answers uncached pages with a 503, which
+# would be charged to the next run.
+varnish_healthy() { curl -s -o /dev/null -D- -H "Host: $SITE_HOST" "http://127.0.0.1:$1/varnish-health" | grep -qi '^X-Backend-Health: healthy'; }
+settle() {
+  local p
+  for p in "$VARNISH_PORT" "$MICROCACHE_VARNISH_PORT"; do
+    wait_until 60 "Varnish on port $p to see the origin healthy" varnish_healthy "$p" || echo "bench: warning: origin still sick for Varnish on $p"
+  done
+}
+
 # warm TARGET: requests every post URL once (one curl, one connection), so every cache starts
 # the Zipf run from the same state.
 warm() {
   sed "s|^|url = \"${URL[$1]}|; s|\$|\"\noutput = \"/dev/null\"|" "$RUNS_DIR/urls.txt" >"$RUNS_DIR/warm-$1.curl"
-  curl -s -H "Host: $SITE_HOST" -H 'Accept-Encoding: gzip' -K "$RUNS_DIR/warm-$1.curl"
+  local bad
+  bad=$(curl -s -w '%{http_code}\n' -H "Host: $SITE_HOST" -H 'Accept-Encoding: gzip' -K "$RUNS_DIR/warm-$1.curl" | grep -vc '^200$')
+  ((bad == 0)) || echo "bench: warning: $bad of the warm-up requests to $1 were not a 200"
 }
 
 # editor SECONDS EVERY N: edits the titles of the N most popular (newest) posts in turn through
@@ -106,6 +120,7 @@ editor() {
 # it (all requests, and those whose log line contains GREP) and Varnish's backend_req delta.
 measure() {
   local name=$1 script=$2 target=$3 grep=$4; shift 4
+  settle
   local off b0="" b1="" rc t0 nlog=$LOG_DIR/nginx-microcache-access.log noff
   off=$(log_offset)
   noff=$(stat -c %s "$nlog" 2>/dev/null || echo 0)
@@ -116,7 +131,11 @@ measure() {
   echo "════ $name ($script → $target)"
   k6_run "$name" "$script" TARGET="${URL[$target]}" SITE_HOST="$SITE_HOST" "$@"
   rc=$?
-  local t1; t1=$(date +%s.%N)
+  local t1 health=""; t1=$(date +%s.%N)
+  # Did the run leave either Varnish thinking the origin is sick (probe timeouts under load)?
+  varnish_healthy "$MICROCACHE_VARNISH_PORT" || health+=" vcl"
+  varnish_healthy "$VARNISH_PORT" || health+=" purge"
+  [[ -z $health ]] || echo "$name: origin marked sick after the run by:$health"
   s1=$(cpu_ticks $(server_pids "$target")) o1=$(cpu_ticks $(origin_pids)) k1=$(children_cpu_ticks)
   sleep 1.2   # the NGINX microcache's access log is flushed every second
   # NGINX's own view per $upstream_cache_status (MISS / EXPIRED went to the origin): count, and
@@ -132,10 +151,10 @@ measure() {
   tail -c +$((off + 1)) "$(origin_log)" >"$RUNS_DIR/$name.origin.log"
   [[ -n $grep ]] && match=$(origin_requests "$off" "$grep")
   echo "$name: origin saw $all requests${grep:+ ($match matching '$grep')}; k6 exit $rc"
-  python3 - "$RUNS_DIR/$name.origin.json" "$target" "$script" "$rc" "$all" "$match" "$grep" "$backend" "$t0" "$t1" \
+  python3 - "$RUNS_DIR/$name.origin.json" "$target" "$script" "$rc" "$all" "$match" "$grep" "$backend" "$t0" "$t1" "${health# }" \
     $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
 import json, sys
-out, target, script, rc, alln, match, grep, backend, t0, t1, server, origin, k6, hz = sys.argv[1:]
+out, target, script, rc, alln, match, grep, backend, t0, t1, sick, server, origin, k6, hz = sys.argv[1:]
 num = lambda v: None if v in ("", "null") else int(v)
 cpu = lambda ticks: round(int(ticks) / int(hz), 2)
 try:
@@ -147,7 +166,7 @@ json.dump({"target": target, "script": script, "k6_exit": int(rc), "origin_reque
            "origin_requests_matching": num(match), "match": grep, "varnish_backend_req": num(backend),
            "wall_s": round(float(t1) - float(t0), 2),
            "cpu_s": {"cache": cpu(server) if target != "origin" else None, "origin": cpu(origin), "k6": cpu(k6)},
-           "nginx_upstream_cache_status": nginx},
+           "nginx_upstream_cache_status": nginx, "origin_sick_after_run_for": sick.split()},
           open(out, "w"))
 PY
 }
@@ -162,7 +181,7 @@ for t in nginx vcl; do
 done
 # In purge mode, posts are edited during the run: the origin should see only the edited ones.
 for t in "${TARGETS[@]}"; do
-  hit=0.5 p99=5000; [[ $t == origin ]] && hit=0 p99=60000 || warm "$t"
+  hit=0.5 p99=5000; [[ $t == origin ]] && hit=0 p99=60000 || { settle; warm "$t"; }
   [[ $t == purge ]] && { editor "$DURATION_S" 2 10 >"$RUNS_DIR/zipf.purge.edited.txt" & }
   measure "zipf.$t" zipf "$t" '' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99 WARM=0 URLS_FILE="$RUNS_DIR/urls.txt"
   wait
@@ -175,6 +194,7 @@ measure freshness.purge freshness purge '' DURATION=30s EDIT_RATE="$EDIT_RATE" R
   WP_USER="$WP_ADMIN_USER" WP_APP_PASSWORD="$APP_PASSWORD"
 measure freshness.vcl freshness vcl '' DURATION=15s EDIT_RATE=1 READER_VUS=4 FRESH_P99_MS=2000 \
   WP_USER="$WP_ADMIN_USER" WP_APP_PASSWORD="$APP_PASSWORD"
+settle
 with_origin_outage 5 measure origin-outage.vcl origin-outage vcl '' DURATION=25s VUS=10 OUTAGE_AT=5
 
 cat >"$RUNS_DIR/run.json" <<JSON
