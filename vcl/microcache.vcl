@@ -74,6 +74,7 @@ sub mc_policy_error_ttl {
 # ---------------------------------------------------------------------------
 
 sub vcl_recv {
+    call mc_recv_strip_internal;
     call mc_recv_health;
     call mc_recv_normalize_host;
     call mc_recv_method;
@@ -84,6 +85,21 @@ sub vcl_recv {
     call mc_recv_strip_cookies;
     call mc_recv_grace_mode;
     return (hash);
+}
+
+# The x-mc-* request headers carry decisions between our subroutines (and
+# across restarts); a client must not be able to send them in.
+sub mc_recv_strip_internal {
+    if (req.restarts == 0) {
+        unset req.http.x-mc-bypass;
+        unset req.http.x-mc-static;
+        unset req.http.x-mc-cache;
+        unset req.http.x-mc-refresh;
+        unset req.http.x-mc-serve-stale;
+        unset req.http.x-mc-invalidated;
+        unset req.http.x-mc-keys;
+        unset req.http.x-mc-ban;
+    }
 }
 
 # Load balancers ask Varnish itself; the origin is never touched.
