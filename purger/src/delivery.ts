@@ -6,24 +6,18 @@
 // node has its own loops and connection pool, so a slow or dead node delays no other node.
 import type { Logger } from 'pino';
 import { coalesce, type Invalidation } from './coalesce.js';
+import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
 import { compareIds, type LogEntry, type StreamLog } from './stream-log.js';
 import { SendError, type SendResult, type VarnishClient } from './varnish-client.js';
 
-export interface DeliveryOptions {
-  coalesceMs: number;
-  batchMax: number;
-  headerBudget: number;
-  urlEscalateThreshold: number;
-  urlBanMin: number;
-  nodeConcurrency: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  repurgeDelayMs: number;
-  pollMs: number;
-  /** sites to ban when the node's cursor fell off the log (besides every site the log has seen) */
-  sites: string[];
-}
+/** Delivery settings as config.ts parsed them; `sites` are banned when a node's cursor fell off
+ * the log (besides every site the log has seen). */
+export type DeliveryOptions = Pick<
+  Config,
+  | 'coalesceMs' | 'batchMax' | 'headerBudget' | 'urlEscalateThreshold' | 'urlBanMin' | 'nodeConcurrency'
+  | 'retryBaseMs' | 'retryMaxMs' | 'repurgeDelayMs' | 'pollMs' | 'sites'
+>;
 
 export interface DeliveryHooks {
   /** main lane applied these entries on this node */

@@ -176,11 +176,7 @@ class Related_Changes {
 	 * @param string $taxonomy Taxonomy.
 	 */
 	public function on_term_created( $term_id, $tt_id, $taxonomy ) {
-		if ( 'nav_menu' === $taxonomy ) {
-			$this->menus_changed();
-			return;
-		}
-		if ( ! is_taxonomy_viewable( $taxonomy ) ) {
+		if ( ! $this->is_content_term_change( $taxonomy ) ) {
 			return;
 		}
 		$s    = $this->scheme();
@@ -194,6 +190,21 @@ class Related_Changes {
 	}
 
 	/**
+	 * Routes a term change: menus (terms of `nav_menu`) go to the menu invalidation; terms of
+	 * taxonomies that never show on public pages need nothing.
+	 *
+	 * @param string $taxonomy Taxonomy.
+	 * @return bool Whether the change is one of a public content taxonomy, to handle as such.
+	 */
+	private function is_content_term_change( $taxonomy ) {
+		if ( 'nav_menu' === $taxonomy ) {
+			$this->menus_changed();
+			return false;
+		}
+		return is_taxonomy_viewable( $taxonomy );
+	}
+
+	/**
 	 * Action `edited_term`.
 	 *
 	 * @param int    $term_id  Term id.
@@ -201,11 +212,7 @@ class Related_Changes {
 	 * @param string $taxonomy Taxonomy.
 	 */
 	public function on_term_edited( $term_id, $tt_id, $taxonomy ) {
-		if ( 'nav_menu' === $taxonomy ) {
-			$this->menus_changed();
-			return;
-		}
-		if ( ! is_taxonomy_viewable( $taxonomy ) ) {
+		if ( ! $this->is_content_term_change( $taxonomy ) ) {
 			return;
 		}
 		$s      = $this->scheme();
@@ -232,11 +239,7 @@ class Related_Changes {
 	 * @param string $taxonomy Taxonomy.
 	 */
 	public function on_term_deleted( $term_id, $tt_id, $taxonomy ) {
-		if ( 'nav_menu' === $taxonomy ) {
-			$this->menus_changed();
-			return;
-		}
-		if ( ! is_taxonomy_viewable( $taxonomy ) ) {
+		if ( ! $this->is_content_term_change( $taxonomy ) ) {
 			return;
 		}
 		$s      = $this->scheme();
