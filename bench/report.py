@@ -270,6 +270,7 @@ def fmt(v, nd=0):
 
 def markdown(res):
     r, m = res["run"], res["machine"]
+    r["duration_s"] = float(str(r["duration"]).rstrip("s"))
     L = [f"Run {res['generated']} on {m['description']}.",
          f"Each hot-url / zipf run: {r['vus']} k6 virtual users for {r['duration']}, `Accept-Encoding: gzip` "
          f"as browsers send it; zipf over {r['posts']} posts (Zipf s = 1), every cache warmed with one pass first. "
@@ -302,15 +303,19 @@ def markdown(res):
         L.append(f"| {LABEL[t]} | {fmt(d['rps'])} | {fmt(d['p50_ms'], 1)} | {fmt(d['p99_ms'], 1)} | {fmt(d['max_ms'], 1)} | {fmt(d['errors'])} |")
     L += ["", "**Where the CPU went** (CPU time during the run ÷ requests served; the cache's, the origin's "
           "(nginx + php-fpm + MariaDB) and k6's own, all on the same 2 cores)", "",
-          "| | run | cache µs/request | origin µs/request | k6 µs/request | CPU s: cache / origin / k6 |", "|---|---|---:|---:|---:|---|"]
+          "| | run | cache µs/request | origin µs/request | k6 µs/request | CPU s: cache / origin / k6 | share of the machine |",
+          "|---|---|---:|---:|---:|---|---:|"]
     for key in ("hot_url", "hot_url_identity", "zipf"):
         for t in TARGETS:
             d = res[key].get(t)
             if not d or not d.get("cpu_s"):
                 continue
             c, u = d["cpu_s"], d["cpu_us_per_request"]
+            share = sum(v for v in c.values() if v) / ((os.cpu_count() or 1) * (r["duration_s"] or 1))
             L.append(f"| {LABEL[t]} | {key.replace('_', '-')} | {fmt(u.get('cache'), 0)} | {fmt(u.get('origin'), 0)} | {fmt(u.get('k6'), 0)} | "
-                     f"{fmt(c.get('cache'), 1)} / {fmt(c.get('origin'), 1)} / {fmt(c.get('k6'), 1)} |")
+                     f"{fmt(c.get('cache'), 1)} / {fmt(c.get('origin'), 1)} / {fmt(c.get('k6'), 1)} | {100 * share:.0f} % |")
+    L += ["", "The last column is the CPU time of the cache, the origin and k6 over all cores for the run's "
+          "duration; what is missing to 100 % was idle or used by other processes on the shared machine."]
     ra = res["ratios"]
     L += ["", "**Ratios against (b) NGINX** (requests/s this ÷ NGINX; p99 NGINX ÷ this: higher is better for both)", "",
           "| | hot-url req/s | hot-url p99 | zipf req/s | zipf p99 |", "|---|---:|---:|---:|---:|"]
