@@ -224,7 +224,7 @@ def chart(res, path):
     panel_w = (W - 2 * left) / 2
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">',
            '<rect width="100%" height="100%" fill="white"/>',
-           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="15" font-weight="bold">make bench, {res["generated"]}: one WordPress origin, four ways to serve it</text>']
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="15" font-weight="bold">make bench, {res["run"]["started"]}: one WordPress origin, four ways to serve it</text>']
     for i, (title, field, unit) in enumerate((("requests/s (higher is better, log scale)", "rps", ""),
                                               ("p99 latency ms (lower is better, log scale)", "p99_ms", ""))):
         x0 = left + i * (panel_w + left / 2)
@@ -271,7 +271,7 @@ def fmt(v, nd=0):
 def markdown(res):
     r, m = res["run"], res["machine"]
     r["duration_s"] = float(str(r["duration"]).rstrip("s"))
-    L = [f"Run {res['generated']} on {m['description']}.",
+    L = [f"Run started {r['started']} on {m['description']}.",
          f"Each hot-url / zipf run: {r['vus']} k6 virtual users for {r['duration']}, `Accept-Encoding: gzip` "
          f"as browsers send it; zipf over {r['posts']} posts (Zipf s = 1), every cache warmed with one pass first. "
          "Origin requests are counted in the origin's access log (health probes and wp-cron left out).", ""]
