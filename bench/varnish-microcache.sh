@@ -3,7 +3,7 @@
 # pure microcache mode (1 s TTL, grace, coalescing; no purges needed), in front of the same
 # origin as the stack's own Varnish. Its entry VCL is the stack's (stack/native-vcl.sh on
 # vcl/default.vcl) with bench/microcache-only.vcl inserted before the include.
-# Uses the stack's settings (STACK_DIR, WEB_PORT, SITE_HOST: stack/lib.sh).
+# Uses the stack's settings (STACK_DIR, WEB_PORT: stack/lib.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../stack/lib.sh"
@@ -14,7 +14,7 @@ start)
   port=${MICROCACHE_VARNISH_PORT:?set MICROCACHE_VARNISH_PORT}
   require_free_port "$port" MICROCACHE_VARNISH_PORT
   mkdir -p "$workdir" "$CONF_DIR" "$RUN_DIR" "$LOG_DIR"
-  "$STACK_REPO/stack/native-vcl.sh" "$STACK_REPO/vcl/default.vcl" 127.0.0.1 "$WEB_PORT" "$SITE_HOST" |
+  "$STACK_REPO/stack/native-vcl.sh" "$STACK_REPO/vcl/default.vcl" 127.0.0.1 "$WEB_PORT" |
     SNIPPET=$here/microcache-only.vcl perl -0pe 'BEGIN { local $/; open my $f, "<", $ENV{SNIPPET} or die; $s = <$f> }
                s/^(include\s+"microcache\.vcl";)/$s$1/m or die "no include line\n"' \
       >"$vcl.tmp" || die "cannot build $vcl"
