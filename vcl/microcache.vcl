@@ -99,6 +99,7 @@ sub mc_recv_strip_internal {
         unset req.http.x-mc-invalidated;
         unset req.http.x-mc-keys;
         unset req.http.x-mc-ban;
+        unset req.http.x-mc-plain;
     }
 }
 
@@ -322,6 +323,19 @@ sub mc_hit_grace {
     return (restart);
 }
 
+sub vcl_hash {
+    call mc_hash_plain_client;
+}
+
+# By now Varnish has reduced Accept-Encoding to "gzip" or nothing. Varnish
+# ignores Accept-Encoding when it matches Vary, so this flag is what keeps a
+# plain-text copy apart from the gzipped one (see mc_fetch_compression).
+sub mc_hash_plain_client {
+    if (!req.http.Accept-Encoding) {
+        set req.http.x-mc-plain = "1";
+    }
+}
+
 sub vcl_miss {
     call mc_miss_purge;
     set req.http.x-mc-cache = "MISS";
@@ -334,6 +348,19 @@ sub vcl_pass {
 # ---------------------------------------------------------------------------
 # Fetch: what is kept, and for how long
 # ---------------------------------------------------------------------------
+
+sub vcl_backend_fetch {
+    call mc_fetch_plain_request;
+}
+
+# A plain copy is fetched plain: Varnish would otherwise ask for gzip. The
+# flag is not the origin's business; mc_fetch_compression puts it back.
+sub mc_fetch_plain_request {
+    if (bereq.http.x-mc-plain) {
+        unset bereq.http.Accept-Encoding;
+        unset bereq.http.x-mc-plain;
+    }
+}
 
 sub vcl_backend_response {
     if (bereq.uncacheable) {
@@ -370,12 +397,28 @@ sub mc_fetch_server_error {
     }
 }
 
-# Varnish stores text gzipped once and gunzips for the rare client that
-# cannot take it: one object serves every encoding.
+# Text is stored gzipped for clients that take gzip, and as a plain copy of
+# its own for those that do not (curl, load generators, some bots): gunzipping
+# a page on every hit costs ten times what the hit itself does. Both copies
+# live under one hash, so a PURGE or an xkey purge removes both.
 sub mc_fetch_compression {
-    if (!beresp.http.Content-Encoding && beresp.http.Content-Type ~ "^(?i)(text/|application/(javascript|json|ld\+json|xml|rss\+xml|atom\+xml|manifest\+json)|image/svg\+xml)") {
-        set beresp.do_gzip = true;
+    if (beresp.http.Content-Type !~ "^(?i)(text/|application/(javascript|json|ld\+json|xml|rss\+xml|atom\+xml|manifest\+json)|image/svg\+xml)" ||
+        beresp.http.Vary ~ "\*") {
+        return;
     }
+    if (bereq.http.Accept-Encoding) {
+        if (!beresp.http.Content-Encoding) {
+            set beresp.do_gzip = true;
+        }
+    } else {
+        set bereq.http.x-mc-plain = "1";
+    }
+    if (!beresp.http.Vary) {
+        set beresp.http.Vary = "Accept-Encoding";
+    } elsif (beresp.http.Vary !~ "(?i)(^|,)\s*Accept-Encoding\s*(,|$)") {
+        set beresp.http.Vary = beresp.http.Vary + ", Accept-Encoding";
+    }
+    set beresp.http.Vary = beresp.http.Vary + ", X-MC-Plain";
 }
 
 sub mc_fetch_static {
@@ -475,6 +518,9 @@ sub mc_deliver_cache_status {
 # them with X-Cache-Debug: 1.
 sub mc_deliver_strip_internal {
     unset resp.http.Surrogate-Control;
+    if (resp.http.Vary ~ "X-MC-Plain") {
+        set resp.http.Vary = regsub(resp.http.Vary, ",?\s*X-MC-Plain", "");
+    }
     if (req.http.X-Cache-Debug && client.ip ~ purgers) {
         return;
     }
