@@ -4,13 +4,14 @@
 #   nginx   NGINX microcaching as in NGINX's article (bench/nginx-microcache.conf.in)
 #   vcl     vcl/microcache.vcl in pure microcache mode, 1 s TTL (bench/varnish-microcache.sh)
 #   purge   the stack's own Varnish: long TTL kept fresh by the plugin and the purger
-# Runs k6/hot-url.js and k6/zipf.js against each, k6/herd.js against the three caches,
+# Runs k6/hot-url.js and k6/zipf.js against each, wrk on hot-url against NGINX and the VCL, k6/herd.js against the three caches,
 # k6/freshness.js (purge; vcl for comparison) and k6/origin-outage.js (vcl), counts origin
 # requests in the origin's access log, then bench/report.py writes bench/results.json,
 # bench/chart.svg and the figures in docs/benchmarks.md. About 8 minutes.
 #
 # Settings: BENCH_DURATION (per hot-url / zipf run, default 20s), BENCH_VUS (20),
-# BENCH_POSTS (demo posts = zipf URLs, 200), BENCH_EDIT_RATE (edits/s, 2).
+# BENCH_POSTS (demo posts = zipf URLs, 200), BENCH_EDIT_RATE (edits/s, 2), BENCH_WRK_ROUNDS
+# (rounds of the wrk hot-url runs, 3) and BENCH_WRK_SECONDS (per wrk run, 10).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source k6/lib.sh
@@ -20,6 +21,9 @@ DURATION_S=${DURATION%s}
 [[ $DURATION_S =~ ^[0-9]+$ ]] || { echo "bench: BENCH_DURATION must be whole seconds, like 20s"; exit 2; }
 VUS=${BENCH_VUS:-20}
 EDIT_RATE=${BENCH_EDIT_RATE:-2}
+WRK_ROUNDS=${BENCH_WRK_ROUNDS:-3}
+WRK_SECONDS=${BENCH_WRK_SECONDS:-10}
+[[ $WRK_ROUNDS =~ ^[1-9][0-9]*$ && $WRK_SECONDS =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_WRK_ROUNDS and BENCH_WRK_SECONDS must be whole numbers"; exit 2; }
 export DEMO_POSTS=${BENCH_POSTS:-200}
 RUNS_DIR=$PWD/bench/out
 K6=$(k6/install-k6.sh) || exit 1
@@ -171,13 +175,44 @@ json.dump({"target": target, "script": script, "k6_exit": int(rc), "origin_reque
 PY
 }
 
+# wrk_measure NAME TARGET plain|gzip: one bench/wrk-hot-url.sh run on "/", plus the origin's
+# requests for "/" during it and the CPU time of the cache, the origin and wrk.
+wrk_measure() {
+  local name=$1 target=$2 enc=$3 off s0 o0 k0 rc
+  settle
+  off=$(log_offset)
+  s0=$(cpu_ticks $(server_pids "$target")) o0=$(cpu_ticks $(origin_pids)) k0=$(children_cpu_ticks)
+  bench/wrk-hot-url.sh "${URL[$target]}/" "$SITE_HOST" "$WRK_SECONDS" "$enc" >"$RUNS_DIR/$name.wrk.json"
+  rc=$?
+  local s1 o1 k1; s1=$(cpu_ticks $(server_pids "$target")) o1=$(cpu_ticks $(origin_pids)) k1=$(children_cpu_ticks)
+  python3 - "$RUNS_DIR/$name.wrk.json" "$target" "$enc" "$rc" "$(origin_requests "$off" '"GET / HTTP')" \
+    $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+out, target, enc, rc, origin, server, orig, wrk, hz = sys.argv[1:]
+try:
+    run = json.load(open(out))
+except ValueError:
+    run = {}
+cpu = lambda ticks: round(int(ticks) / int(hz), 2)
+run.update({"target": target, "encoding": enc, "wrk_exit": int(rc), "origin_requests_for_url": int(origin),
+            "cpu_s": {"cache": cpu(server), "origin": cpu(orig), "wrk": cpu(wrk)}})
+json.dump(run, open(out, "w"))
+print(f"{out.rsplit('/', 1)[1]}: {run.get('requests', 0) / max(run.get('duration_us', 1) / 1e6, 1e-9):,.0f} req/s, "
+      f"p99 {run.get('p99_us', 0) / 1000:.1f} ms, max {run.get('max_us', 0) / 1000:.1f} ms, origin {origin} request(s) for /")
+PY
+}
+
 for t in "${TARGETS[@]}"; do
   hit=0.9 p99=5000; [[ $t == origin ]] && hit=0 p99=60000
   measure "hot-url.$t" hot-url "$t" '"GET / HTTP' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99
 done
-# The same without Accept-Encoding (as wrk sends it): Varnish then gunzips every response.
-for t in nginx vcl; do
-  measure "hot-url-identity.$t" hot-url "$t" '"GET / HTTP' DURATION="$DURATION" VUS="$VUS" ACCEPT_ENCODING=
+# hot-url with wrk, the reference's method: 10 connections, wrk's own headers (plain) and with
+# Accept-Encoding: gzip. NGINX and the VCL alternate within each round, so drift on a shared
+# machine hits both alike; bench/report.py takes the median over rounds.
+for ((round = 1; round <= WRK_ROUNDS; round++)); do
+  for enc in plain gzip; do
+    for t in nginx vcl; do wrk_measure "wrk.$enc.$t.$round" "$t" "$enc"; done
+  done
 done
 # In purge mode, posts are edited during the run: the origin should see only the edited ones.
 for t in "${TARGETS[@]}"; do
@@ -201,6 +236,7 @@ cat >"$RUNS_DIR/run.json" <<JSON
 {"started": "$started", "finished": "$(date -u +%FT%TZ)", "load_start": "$load_start",
  "load_end": "$(cut -d' ' -f1-3 /proc/loadavg)", "duration": "$DURATION", "vus": $VUS, "posts": $(wc -l <"$RUNS_DIR/urls.txt"),
  "edit_rate": $EDIT_RATE, "wordpress": "$(php -r "include '$WP_DIR/wp-includes/version.php'; echo \$wp_version;")",
- "varnish": "$(varnishd -V 2>&1 | head -1)", "nginx": "$(nginx -v 2>&1 | sed 's/.*: //')", "k6": "$("$K6" version | head -1)"}
+ "varnish": "$(varnishd -V 2>&1 | head -1)", "nginx": "$(nginx -v 2>&1 | sed 's/.*: //')", "k6": "$("$K6" version | head -1)",
+ "wrk": "$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)", "wrk_rounds": $WRK_ROUNDS, "wrk_seconds": $WRK_SECONDS}
 JSON
 python3 bench/report.py "$RUNS_DIR"

@@ -10,6 +10,7 @@ APT_PACKAGES=(
   mariadb-server php-cli php-mysql php-curl php-xml php-mbstring wordpress phpunit chromium nodejs  # wordpress-plugin/ (scripts/suites/plugin.sh)
   mariadb-server mariadb-client redis-tools nginx php-fpm php-cli php-mysql php-xml php-mbstring php-curl wordpress curl openssl perl python3-yaml  # stack/ (make up, e2e, compose check)
   python3-venv procps            # reliability/ (schemathesis venv, process memory)
+  wrk                            # bench/ (hot-url as the reference measured it) and the k6 suite's check of it
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }

@@ -45,6 +45,17 @@ common=(TARGET=$EDGE SITE_HOST=$SITE_HOST)
 # 2–5: each scenario briefly, through the stack's Varnish.
 k6_run hot-url hot-url "${common[@]}" DURATION=3s VUS=10 MAX_P99_MS=2000 MIN_HIT_RATE=0.9
 result "hot-url" $?
+# The benchmark's wrk run on hot-url (bench/wrk-hot-url.sh), briefly: its JSON line must show
+# requests served and no errors.
+bench/wrk-hot-url.sh "$EDGE/" "$SITE_HOST" 2 plain >"$RUNS_DIR/wrk.json"
+python3 - "$RUNS_DIR/wrk.json" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))
+print(f"wrk hot-url: {w['requests']} requests, p99 {w['p99_us'] / 1000:.1f} ms, "
+      f"{w['socket_errors']} socket errors, {w['non_2xx_3xx']} non-2xx/3xx")
+sys.exit(0 if w["requests"] > 0 and w["socket_errors"] == 0 and w["non_2xx_3xx"] == 0 else 1)
+PY
+result "wrk hot-url run (make bench's reference method)" $?
 k6_run zipf zipf "${common[@]}" DURATION=3s VUS=10 MAX_P99_MS=5000 MIN_HIT_RATE=0.3
 result "zipf" $?
 
