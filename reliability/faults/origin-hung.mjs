@@ -1,8 +1,10 @@
 // Fault 1, second form: the origin hangs (nginx SIGSTOPped: the kernel still accepts connections,
 // nothing answers). Cached pages keep being served with zero errors. Uncached URLs wait for the
-// backend timeouts only until the health probe marks the origin sick (probe timeout 2 s, 3 of
-// 5); from then on they get the clean 503 at once. Figures: how long uncached requests waited
-// before and after the probe noticed.
+// backend's first_byte_timeout (30 s) until the health probe marks the origin sick (probe
+// timeout 2 s, 3 of 5); from then on default.vcl fetches them through its unprobed twin, whose
+// first_byte_timeout is 5 s, so they get the clean 503 within about 5 s (a merely saturated
+// origin would still get to answer them). Figures: how long uncached requests waited before
+// and after the probe noticed, read from /varnish-health.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,8 +38,10 @@ export async function run({ env, quick, log }) {
     // hung one neither delays nor hides the next.
     const pending = [];
     let i = 0;
+    let sickAt = Infinity;
     while (Date.now() - hungAt < hangS * 1000) {
       const sent = Date.now() - hungAt;
+      if (!Number.isFinite(sickAt) && (await getOnce(env.edge, '/varnish-health', env.site, 2000)).headers['x-backend-health'] === 'sick') sickAt = sent / 1000;
       pending.push(getOnce(env.edge, `/?reliability-hung=${Date.now()}-${i++}`, env.site)
         .then((r) => probes.push({ sentS: sent / 1000, status: r.status, ms: r.ms, retryAfter: r.headers['retry-after'] })));
       await sleep(500);
@@ -51,14 +55,16 @@ export async function run({ env, quick, log }) {
     const samples = await load.stop();
     const all = loadFigures(samples);
     const during = loadFigures(samples.filter((s) => s.t >= hungAt && s.t <= backAt));
-    const sickAt = Math.min(...probes.filter((p) => p.status === 503 && p.ms < 1000).map((p) => p.sentS));
     const before = probes.filter((p) => p.sentS < sickAt);
     const after = probes.filter((p) => p.sentS >= sickAt);
     log(`origin hung ${hangS} s: ${during.requests} cached-page requests, ${all.errors} errors; uncached: ${before.length} sent before the probe noticed (waited ${summary(before.map((p) => p.ms)).max} ms at most), ${after.length} after (max ${summary(after.map((p) => p.ms)).max} ms)`);
     assert(all.errors === 0, `${all.errors} client errors on cached pages (${all.errorSample.join('; ')})`);
-    assert(Number.isFinite(sickAt), 'the origin was never marked sick: uncached requests never got a fast 503');
-    const bad = after.filter((p) => p.status !== 503 || p.ms > 5000);
-    assert(bad.length === 0, `after the probe marked the origin sick, uncached requests got ${JSON.stringify(bad.slice(0, 3))}, want a fast 503`);
+    assert(Number.isFinite(sickAt), 'the probe never marked the hung origin sick (/varnish-health)');
+    // 5 s first_byte_timeout of the unprobed twin, plus slack for a loaded machine.
+    // A request still waiting when the origin resumes gets its page: that is the twin's point.
+    const answeredAfterResume = (p) => p.status === 200 && p.sentS + p.ms / 1000 >= hangS - 0.5;
+    const bad = after.filter((p) => p.ms > 7000 || (p.status !== 503 && !answeredAfterResume(p)));
+    assert(bad.length === 0, `after the probe marked the origin sick, uncached requests got ${JSON.stringify(bad.slice(0, 3))}, want a 503 within about 5 s`);
     assert(probes.every((p) => p.status === 503 || p.status === 200), `uncached answers: ${[...new Set(probes.map((p) => p.status))]}`);
     return {
       hangSeconds: hangS, cachedRequestsDuring: during.requests, clientErrors: all.errors, cachedLatencyMs: during.latencyMs,
