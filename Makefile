@@ -10,7 +10,8 @@ help:
 	@echo "make up|down|status  native WordPress + Varnish + purger stack (stack/README.md)"
 	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
 	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md)"
-	@echo "make bench        origin vs NGINX microcache vs Varnish, k6 load tests (docs/benchmarks.md)"
+	@echo "make bench        origin vs NGINX microcache vs Varnish: k6 and wrk (docs/benchmarks.md)"
+	@echo "make bench-profile  perf profile of both microcaches on one hot URL (needs linux-perf)"
 
 test: deps
 	@scripts/run-suites.sh $(SUITES)
@@ -49,6 +50,11 @@ audit:
 .PHONY: bench
 bench: deps
 	@bench/run.sh
+
+# make bench-profile: perf profile of NGINX's and the VCL's microcache on one hot URL (needs linux-perf).
+.PHONY: bench-profile
+bench-profile: deps
+	@bench/profile-hot-url.sh
 
 # make bench-purger: ingest → Redis → worker → 2 varnishd throughput and latency (purger/README.md).
 .PHONY: bench-purger
