@@ -25,6 +25,9 @@ class Event_Queue {
 	/** @var Change_Detector */
 	private $detector;
 
+	/** @var callable[] Work to run once at the end of the request, before the batch is built. */
+	private $deferred = array();
+
 	/**
 	 * Constructor.
 	 *
@@ -49,11 +52,27 @@ class Event_Queue {
 	}
 
 	/**
+	 * Run a callback at the end of the request, before the batch is built (it queues its
+	 * invalidation with `add()`): for changes written several times in a request whose
+	 * invalidation depends on their final state.
+	 *
+	 * @param callable $callback Callback.
+	 */
+	public function defer( callable $callback ) {
+		$this->deferred[] = $callback;
+	}
+
+	/**
 	 * Build the batch for everything queued in this request and store it in the outbox.
 	 *
 	 * @return array Events stored (empty when nothing changed).
 	 */
 	public function commit() {
+		$deferred       = $this->deferred;
+		$this->deferred = array();
+		foreach ( $deferred as $callback ) {
+			call_user_func( $callback );
+		}
 		$inv           = $this->pending->merge( $this->detector->collect() );
 		$this->pending = new Invalidation();
 		if ( $inv->is_empty() ) {
@@ -72,7 +91,7 @@ class Event_Queue {
 	 * Shutdown handler: flush the response to the browser, then commit and deliver.
 	 */
 	public function dispatch() {
-		$has_events = ! $this->pending->is_empty() || $this->detector->has_changes();
+		$has_events = ! $this->pending->is_empty() || array() !== $this->deferred || $this->detector->has_changes();
 		$has_due    = $this->settings->is_configured() && $this->outbox->has_due();
 		if ( ! $has_events && ! $has_due ) {
 			return;

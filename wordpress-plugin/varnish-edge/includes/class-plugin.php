@@ -105,7 +105,8 @@ class Plugin {
 		add_action( 'profile_update', array( $r, 'on_profile_update' ), 10, 1 );
 		add_action( 'deleted_user', array( $r, 'on_user_deleted' ), 10, 2 );
 		add_action( 'attachment_updated', array( $r, 'on_attachment_changed' ), 10, 1 );
-		add_action( 'delete_attachment', array( $r, 'on_attachment_changed' ), 10, 1 );
+		add_action( 'delete_attachment', array( $r, 'on_attachment_deleted' ), 10, 1 );
+		add_filter( 'wp_update_attachment_metadata', array( $r, 'on_attachment_metadata' ), 10, 2 );
 
 		// Surrogate keys on responses.
 		$k = $this->keys;

@@ -40,6 +40,9 @@ class Related_Changes {
 	/** @var array<int,array> User snapshots before update. */
 	private $users_before = array();
 
+	/** @var array<int,string[]|null> File URLs of attachments before the request rewrote their metadata (null: it had none). */
+	private $media_before = array();
+
 	/**
 	 * Constructor.
 	 *
@@ -418,27 +421,121 @@ class Related_Changes {
 	/* ---------------------------------------------------------- attachments */
 
 	/**
-	 * Actions `attachment_updated` / `edit_attachment` / `delete_attachment`: the attachment page
-	 * and every published post that embeds it (featured image or in content).
+	 * Action `attachment_updated`: the attachment page and every published post that embeds it.
 	 *
 	 * @param int $attachment_id Attachment id.
 	 */
 	public function on_attachment_changed( $attachment_id ) {
-		global $wpdb;
 		$attachment_id = (int) $attachment_id;
-		$s             = $this->scheme();
-		$inv           = ( new Invalidation() )->tags( array( $s->post( $attachment_id ), $s->rest_post( $attachment_id ) ) );
-		$link          = get_permalink( $attachment_id );
+		$this->queue( $this->attachment_shown( $attachment_id, $this->posts_embedding_attachment( $attachment_id ), sprintf( 'attachment %d changed', $attachment_id ) ) );
+	}
+
+	/**
+	 * Action `delete_attachment`: fires before `wp_delete_attachment()` deletes the meta and the
+	 * files, so the metadata still names every file. Besides what shows the attachment, every file
+	 * URL is purged: static files are cached for days, and a deleted image (a takedown) must stop
+	 * being served now.
+	 *
+	 * @param int $attachment_id Attachment id.
+	 */
+	public function on_attachment_deleted( $attachment_id ) {
+		$attachment_id = (int) $attachment_id;
+		$files         = Attachment_Files::urls( $attachment_id, wp_get_attachment_metadata( $attachment_id ), get_post_meta( $attachment_id, '_wp_attachment_backup_sizes', true ) );
+		$this->queue( $this->attachment_shown( $attachment_id, $this->posts_embedding_attachment( $attachment_id ), sprintf( 'attachment %d deleted', $attachment_id ) )->urls( $files ) );
+	}
+
+	/**
+	 * Filter `wp_update_attachment_metadata` (before the metadata is saved): image editor, size
+	 * regeneration, upload processing. Remembers the file URLs of the metadata as it was before
+	 * the request's first write; the end of the request compares them with the saved metadata
+	 * (`attachment_files_changed()`), once however often it was written (WordPress writes it
+	 * once per generated size) and with what the later filters made of it.
+	 *
+	 * @param mixed $data          New metadata (returned unchanged).
+	 * @param int   $attachment_id Attachment id.
+	 * @return mixed
+	 */
+	public function on_attachment_metadata( $data, $attachment_id = 0 ) {
+		$attachment_id = (int) $attachment_id;
+		if ( $attachment_id <= 0 || array_key_exists( $attachment_id, $this->media_before ) || 'attachment' !== get_post_type( $attachment_id ) ) {
+			return $data;
+		}
+		$old = wp_get_attachment_metadata( $attachment_id );
+
+		$this->media_before[ $attachment_id ] = $old ? Attachment_Files::urls( $attachment_id, $old ) : null;
+		$this->queue->defer(
+			function () use ( $attachment_id ) {
+				$this->attachment_files_changed( $attachment_id );
+			}
+		);
+		return $data;
+	}
+
+	/**
+	 * End of a request that rewrote an attachment's metadata: purge the file URLs of the old and
+	 * of the new metadata (with `IMAGE_EDIT_OVERWRITE` the names stay and the pixels change;
+	 * without it, pages computing URLs from the metadata show the new names), the attachment page
+	 * and the posts embedding it.
+	 *
+	 * @param int $attachment_id Attachment id.
+	 */
+	private function attachment_files_changed( $attachment_id ) {
+		$before = $this->media_before[ $attachment_id ] ?? null;
+		unset( $this->media_before[ $attachment_id ] );
+		if ( 'attachment' !== get_post_type( $attachment_id ) ) {
+			// Deleted later in the request: `on_attachment_deleted()` purged its pages and files
+			// as they were then; the files it had before are left.
+			if ( $before ) {
+				$this->queue( ( new Invalidation() )->urls( $before )->reason( sprintf( 'attachment %d deleted', $attachment_id ) ) );
+			}
+			return;
+		}
+		$ids = $this->posts_embedding_attachment( $attachment_id );
+		if ( null === $before && ! $ids ) {
+			// A new upload: the attachment had no metadata when the request started, so its sizes
+			// are being generated now, under file names WordPress just made unique, and no post
+			// shows it yet. Nothing cached can show these files; purging would send a webhook per
+			// upload for nothing. (A repaired upload that a post already embeds is purged.)
+			return;
+		}
+		$after = Attachment_Files::urls( $attachment_id, wp_get_attachment_metadata( $attachment_id ) );
+		$this->queue( $this->attachment_shown( $attachment_id, $ids, sprintf( 'attachment %d files changed', $attachment_id ) )->urls( array_merge( (array) $before, $after ) ) );
+	}
+
+	/**
+	 * Invalidation of what shows an attachment: its page, its REST item and the posts embedding it.
+	 *
+	 * @param int    $attachment_id Attachment id.
+	 * @param int[]  $ids           Posts embedding it.
+	 * @param string $reason        Reason.
+	 * @return Invalidation
+	 */
+	private function attachment_shown( $attachment_id, array $ids, $reason ) {
+		$s    = $this->scheme();
+		$inv  = ( new Invalidation() )->tags( array( $s->post( $attachment_id ), $s->rest_post( $attachment_id ) ) );
+		$link = get_permalink( $attachment_id );
 		if ( is_string( $link ) ) {
 			$inv->urls( array( $link ) );
 		}
+		return $this->detector->posts_embedding( $inv, $ids, $reason );
+	}
+
+	/**
+	 * Published posts that embed an attachment: featured image, `wp-image-N` class, block ids, or
+	 * its file name (any size, scaled, rotated or edited copy: the stem of the uploaded name).
+	 *
+	 * @param int $attachment_id Attachment id.
+	 * @return int[]
+	 */
+	private function posts_embedding_attachment( $attachment_id ) {
+		global $wpdb;
 		$ids  = array_map( 'intval', $wpdb->get_col( $wpdb->prepare( "SELECT post_id FROM {$wpdb->postmeta} WHERE meta_key = '_thumbnail_id' AND meta_value = %s", (string) $attachment_id ) ) );
 		$ids  = array_merge( $ids, $this->detector->posts_containing( 'wp-image-' . $attachment_id . '"' ), $this->detector->posts_containing( '"id":' . $attachment_id . ',' ), $this->detector->posts_containing( '"id":' . $attachment_id . '}' ) );
 		$file = get_post_meta( $attachment_id, '_wp_attached_file', true );
-		if ( is_string( $file ) && '' !== $file ) {
-			$ids = array_merge( $ids, $this->detector->posts_containing( preg_replace( '/\.[^.]+$/', '', $file ) ) );
+		$stem = is_string( $file ) ? preg_replace( '/(-scaled|-rotated|-e\d{13})*\.[^.\/]+$/', '', $file ) : '';
+		if ( is_string( $stem ) && '' !== wp_basename( $stem ) ) {
+			$ids = array_merge( $ids, $this->detector->posts_containing( $stem ) );
 		}
-		$this->detector->posts_embedding( $inv, $ids, sprintf( 'attachment %d changed', $attachment_id ) );
-		$this->queue( $inv );
+		return array_values( array_unique( $ids ) );
 	}
 }
