@@ -175,30 +175,30 @@ json.dump({"target": target, "script": script, "k6_exit": int(rc), "origin_reque
 PY
 }
 
-# wrk_measure NAME TARGET plain|gzip: one bench/wrk-hot-url.sh run on "/", plus the origin's
-# requests for "/" during it and the CPU time of the cache, the origin and wrk.
+# wrk_measure NAME TARGET plain|gzip PATH: one bench/wrk-hot-url.sh run on PATH, plus the
+# origin's requests for PATH during it and the CPU time of the cache, the origin and wrk.
 wrk_measure() {
-  local name=$1 target=$2 enc=$3 off s0 o0 k0 rc
+  local name=$1 target=$2 enc=$3 path=$4 off s0 o0 k0 rc
   settle
   off=$(log_offset)
   s0=$(cpu_ticks $(server_pids "$target")) o0=$(cpu_ticks $(origin_pids)) k0=$(children_cpu_ticks)
-  bench/wrk-hot-url.sh "${URL[$target]}/" "$SITE_HOST" "$WRK_SECONDS" "$enc" >"$RUNS_DIR/$name.wrk.json"
+  bench/wrk-hot-url.sh "${URL[$target]}$path" "$SITE_HOST" "$WRK_SECONDS" "$enc" >"$RUNS_DIR/$name.wrk.json"
   rc=$?
   local s1 o1 k1; s1=$(cpu_ticks $(server_pids "$target")) o1=$(cpu_ticks $(origin_pids)) k1=$(children_cpu_ticks)
-  python3 - "$RUNS_DIR/$name.wrk.json" "$target" "$enc" "$rc" "$(origin_requests "$off" '"GET / HTTP')" \
+  python3 - "$RUNS_DIR/$name.wrk.json" "$target" "$enc" "$rc" "$(origin_requests "$off" "\"GET $path HTTP")" "$path" \
     $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
 import json, sys
-out, target, enc, rc, origin, server, orig, wrk, hz = sys.argv[1:]
+out, target, enc, rc, origin, path, server, orig, wrk, hz = sys.argv[1:]
 try:
     run = json.load(open(out))
 except ValueError:
     run = {}
 cpu = lambda ticks: round(int(ticks) / int(hz), 2)
-run.update({"target": target, "encoding": enc, "wrk_exit": int(rc), "origin_requests_for_url": int(origin),
+run.update({"target": target, "encoding": enc, "path": path, "wrk_exit": int(rc), "origin_requests_for_url": int(origin),
             "cpu_s": {"cache": cpu(server), "origin": cpu(orig), "wrk": cpu(wrk)}})
 json.dump(run, open(out, "w"))
 print(f"{out.rsplit('/', 1)[1]}: {run.get('requests', 0) / max(run.get('duration_us', 1) / 1e6, 1e-9):,.0f} req/s, "
-      f"p99 {run.get('p99_us', 0) / 1000:.1f} ms, max {run.get('max_us', 0) / 1000:.1f} ms, origin {origin} request(s) for /")
+      f"p99 {run.get('p99_us', 0) / 1000:.1f} ms, max {run.get('max_us', 0) / 1000:.1f} ms, origin {origin} request(s) for {path}")
 PY
 }
 
@@ -206,12 +206,19 @@ for t in "${TARGETS[@]}"; do
   hit=0.9 p99=5000; [[ $t == origin ]] && hit=0 p99=60000
   measure "hot-url.$t" hot-url "$t" '"GET / HTTP' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99
 done
-# hot-url with wrk, the reference's method: 10 connections, wrk's own headers (plain) and with
-# Accept-Encoding: gzip. NGINX and the VCL alternate within each round, so drift on a shared
+# hot-url with wrk, the reference's method: wrk's defaults (2 threads, 10 connections, 10 s runs).
+# cold: on a post neither cache has served yet, so the run starts the way a page turns hot (and
+# the way fresh caches meet wrk); warm: the same post again, now cached. plain sends wrk's own
+# headers, gzip adds Accept-Encoding: gzip. NGINX and the VCL alternate, so drift on a shared
 # machine hits both alike; bench/report.py takes the median over rounds.
+n=0
 for ((round = 1; round <= WRK_ROUNDS; round++)); do
   for enc in plain gzip; do
-    for t in nginx vcl; do wrk_measure "wrk.$enc.$t.$round" "$t" "$enc"; done
+    n=$((n + 1))
+    path=$(sed -n "$((n + 1))p" "$RUNS_DIR/urls.txt")
+    for state in cold warm; do
+      for t in nginx vcl; do wrk_measure "wrk.$state.$enc.$t.$round" "$t" "$enc" "$path"; done
+    done
   done
 done
 # In purge mode, posts are edited during the run: the origin should see only the edited ones.
