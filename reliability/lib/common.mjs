@@ -291,16 +291,22 @@ export function loadFigures(samples) {
 }
 
 /** RSS in KiB of a pid and its descendants (a varnishd manager + child, php-fpm master + workers). */
-export function rssTreeKiB(pid) {
+/** A process and its descendants: total RSS (KiB) and how many processes (php-fpm's pool grows and shrinks). */
+export function processTree(pid) {
   const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,rss='], { encoding: 'utf8' });
   const rows = out.trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
   const kids = new Map();
   for (const [p, pp] of rows) { if (!kids.has(pp)) kids.set(pp, []); kids.get(pp).push(p); }
   const rss = new Map(rows.map(([p, , r]) => [p, r]));
-  let total = 0;
+  let kib = 0;
+  let processes = 0;
   const stack = [pid];
-  while (stack.length) { const p = stack.pop(); total += rss.get(p) || 0; stack.push(...(kids.get(p) || [])); }
-  return total;
+  while (stack.length) {
+    const p = stack.pop();
+    if (rss.has(p)) { kib += rss.get(p); processes++; }
+    stack.push(...(kids.get(p) || []));
+  }
+  return { kib, processes };
 }
 
 export function writeResult(repo, name, data) {
