@@ -351,6 +351,18 @@ sub vcl_pass {
 
 sub vcl_backend_fetch {
     call mc_fetch_plain_request;
+    call mc_fetch_unconditional;
+}
+
+# Refreshes ask for the whole page, never If-Modified-Since / If-None-Match.
+# WordPress dates its feeds to the second: after an edit made in the same
+# second as the copy we hold, it answers 304, and a purged feed would come back
+# with its old body until the next edit.
+sub mc_fetch_unconditional {
+    if (!bereq.uncacheable) {
+        unset bereq.http.If-Modified-Since;
+        unset bereq.http.If-None-Match;
+    }
 }
 
 # A plain copy is fetched plain: Varnish would otherwise ask for gzip. The
