@@ -15,9 +15,7 @@ trap temp_stack_down EXIT
 trap 'exit 130' INT TERM
 export DEMO_POSTS=20
 temp_stack_up profile || exit 1
-read -r MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT < <(free_ports 2)
-export MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT
-bench/nginx-microcache.sh start && bench/varnish-microcache.sh start || exit 1
+start_microcaches || exit 1
 
 for target in nginx vcl; do
   case $target in

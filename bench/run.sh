@@ -39,10 +39,7 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%FT%TZ)
 # One retry: a stack that fails to come up is not a benchmark result.
 temp_stack_up bench || { temp_stack_down keep-logs; temp_stack_up bench; } || exit 1
-read -r MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT < <(free_ports 2)
-export MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT
-bench/nginx-microcache.sh start || exit 1
-bench/varnish-microcache.sh start || exit 1
+start_microcaches || exit 1
 APP_PASSWORD=$(stack/prepare-wordpress.sh app-password bench) || exit 1
 
 declare -A URL=(
@@ -85,6 +82,9 @@ server_pids() {
   esac
 }
 origin_pids() { pidfile nginx; pidfile php-fpm; pidfile mariadbd; }
+# cpu_snapshot TARGET: CPU ticks so far of TARGET's cache, of the origin and of the load generators
+# this shell has waited for; a run is charged with the difference of two snapshots.
+cpu_snapshot() { echo "$(cpu_ticks $(server_pids "$1")) $(cpu_ticks $(origin_pids)) $(children_cpu_ticks)"; }
 
 # settle: every run starts with both Varnish instances seeing the origin healthy. A run that
 # saturates the origin (zipf through a microcache) can make their health probes (2 s timeout)
@@ -130,7 +130,7 @@ measure() {
   noff=$(stat -c %s "$nlog" 2>/dev/null || echo 0)
   [[ -n ${VARNISH_WORKDIR[$target]:-} ]] && b0=$(backend_requests "${VARNISH_WORKDIR[$target]}")
   local s0 o0 k0 s1 o1 k1
-  s0=$(cpu_ticks $(server_pids "$target")) o0=$(cpu_ticks $(origin_pids)) k0=$(children_cpu_ticks)
+  read -r s0 o0 k0 < <(cpu_snapshot "$target")
   t0=$(date +%s.%N)
   echo "════ $name ($script → $target)"
   k6_run "$name" "$script" TARGET="${URL[$target]}" SITE_HOST="$SITE_HOST" "$@"
@@ -140,7 +140,7 @@ measure() {
   varnish_healthy "$MICROCACHE_VARNISH_PORT" || health+=" vcl"
   varnish_healthy "$VARNISH_PORT" || health+=" purge"
   [[ -z $health ]] || echo "$name: origin marked sick after the run by:$health"
-  s1=$(cpu_ticks $(server_pids "$target")) o1=$(cpu_ticks $(origin_pids)) k1=$(children_cpu_ticks)
+  read -r s1 o1 k1 < <(cpu_snapshot "$target")
   sleep 1.2   # the NGINX microcache's access log is flushed every second
   # NGINX's own view per $upstream_cache_status (MISS / EXPIRED went to the origin): count, and
   # mean and max $request_time in ms.
@@ -178,13 +178,13 @@ PY
 # wrk_measure NAME TARGET plain|gzip PATH: one bench/wrk-hot-url.sh run on PATH, plus the
 # origin's requests for PATH during it and the CPU time of the cache, the origin and wrk.
 wrk_measure() {
-  local name=$1 target=$2 enc=$3 path=$4 off s0 o0 k0 rc
+  local name=$1 target=$2 enc=$3 path=$4 off s0 o0 k0 s1 o1 k1 rc
   settle
   off=$(log_offset)
-  s0=$(cpu_ticks $(server_pids "$target")) o0=$(cpu_ticks $(origin_pids)) k0=$(children_cpu_ticks)
+  read -r s0 o0 k0 < <(cpu_snapshot "$target")
   bench/wrk-hot-url.sh "${URL[$target]}$path" "$SITE_HOST" "$WRK_SECONDS" "$enc" >"$RUNS_DIR/$name.wrk.json"
   rc=$?
-  local s1 o1 k1; s1=$(cpu_ticks $(server_pids "$target")) o1=$(cpu_ticks $(origin_pids)) k1=$(children_cpu_ticks)
+  read -r s1 o1 k1 < <(cpu_snapshot "$target")
   python3 - "$RUNS_DIR/$name.wrk.json" "$target" "$enc" "$rc" "$(origin_requests "$off" "\"GET $path HTTP")" "$path" \
     $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
 import json, sys

@@ -17,6 +17,16 @@ temp_stack_up() {
   stack/up.sh >"$STACK_DIR/up.log" 2>&1 || { tail -n 30 "$STACK_DIR/up.log"; return 1; }
 }
 
+# start_microcaches: the benchmark's two pure microcaches in front of the stack's origin, NGINX as
+# in the article (bench/nginx-microcache.sh) and vcl/microcache.vcl with a 1 s TTL
+# (bench/varnish-microcache.sh), on free ports exported as MICROCACHE_NGINX_PORT and
+# MICROCACHE_VARNISH_PORT. temp_stack_down stops them.
+start_microcaches() {
+  read -r MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT < <(free_ports 2)
+  export MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT
+  bench/nginx-microcache.sh start && bench/varnish-microcache.sh start
+}
+
 # temp_stack_down [keep-logs]: stops everything started under STACK_DIR and removes it.
 temp_stack_down() {
   [[ -n ${STACK_DIR:-} && -d $STACK_DIR ]] || return 0
