@@ -3,7 +3,8 @@ use VarnishEdge\Webhook_Signer;
 
 /**
  * The shared Standard Webhooks vectors (testdata/webhook-signature-vectors.json), the same file
- * the purger's tests use.
+ * the purger's tests use. The plugin only signs (the purger verifies), so each vector checks that
+ * the signer reproduces a listed signature exactly when the vector is valid.
  */
 class SignerTest extends \PHPUnit\Framework\TestCase {
 
@@ -18,11 +19,6 @@ class SignerTest extends \PHPUnit\Framework\TestCase {
 	}
 
 	/** @dataProvider vectors */
-	public function test_vector_verifies_as_expected( array $v ) {
-		$this->assertSame( $v['valid'], Webhook_Signer::verify( $v['id'], $v['timestamp'], $v['body'], $v['signature'], $v['secrets'], (int) $v['timestamp'] ) );
-	}
-
-	/** @dataProvider vectors */
 	public function test_valid_vectors_are_reproduced_by_the_signer( array $v ) {
 		$ours = array();
 		foreach ( $v['secrets'] as $secret ) {
@@ -34,13 +30,6 @@ class SignerTest extends \PHPUnit\Framework\TestCase {
 		} else {
 			$this->assertEmpty( array_intersect( $ours, $theirs ), 'an invalid vector must not match our signature' );
 		}
-	}
-
-	public function test_timestamp_tolerance() {
-		$secret = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
-		$sig    = Webhook_Signer::sign( 'msg_1', '1000000', '{}', $secret );
-		$this->assertTrue( Webhook_Signer::verify( 'msg_1', '1000000', '{}', $sig, array( $secret ), 1000000 + 300 ) );
-		$this->assertFalse( Webhook_Signer::verify( 'msg_1', '1000000', '{}', $sig, array( $secret ), 1000000 + 301 ) );
 	}
 
 	public function test_headers_sign_with_the_first_secret() {

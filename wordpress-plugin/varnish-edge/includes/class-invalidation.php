@@ -128,22 +128,4 @@ class Invalidation {
 	public function is_empty() {
 		return ! $this->all && ! $this->hard_tags && ! $this->soft_tags && ! $this->hard_urls && ! $this->soft_urls && ! $this->prefixes;
 	}
-
-	/**
-	 * Every key (hard and soft).
-	 *
-	 * @return string[]
-	 */
-	public function all_tags() {
-		return array_keys( $this->hard_tags + $this->soft_tags );
-	}
-
-	/**
-	 * Every URL (hard and soft, not prefixes).
-	 *
-	 * @return string[]
-	 */
-	public function all_urls() {
-		return array_keys( $this->hard_urls + $this->soft_urls );
-	}
 }

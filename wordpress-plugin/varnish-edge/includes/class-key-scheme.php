@@ -51,15 +51,6 @@ class Key_Scheme {
 	}
 
 	/**
-	 * Namespace.
-	 *
-	 * @return string
-	 */
-	public function ns() {
-		return $this->ns;
-	}
-
-	/**
 	 * A namespaced key; long or unusual suffixes are hashed to stay within the tag rule.
 	 *
 	 * @param string          $kind Kind.

@@ -8,11 +8,9 @@
 namespace VarnishEdge;
 
 /**
- * Signs and verifies `<id>.<timestamp>.<body>` with HMAC-SHA256 (Standard Webhooks, v1).
+ * Signs `<id>.<timestamp>.<body>` with HMAC-SHA256 (Standard Webhooks, v1).
  */
 class Webhook_Signer {
-
-	const TOLERANCE = 300;
 
 	/**
 	 * Raw HMAC key of a `whsec_<base64>` secret, or null when malformed.
@@ -61,37 +59,5 @@ class Webhook_Signer {
 			'webhook-timestamp' => (string) $timestamp,
 			'webhook-signature' => self::sign( $id, (string) $timestamp, $body, reset( $secrets ) ),
 		);
-	}
-
-	/**
-	 * Verify a signature header against any of the secrets.
-	 *
-	 * @param string   $id        Message id.
-	 * @param string   $timestamp Unix seconds as sent.
-	 * @param string   $body      Raw body.
-	 * @param string   $header    webhook-signature header.
-	 * @param string[] $secrets   Secrets.
-	 * @param int|null $now       Current time; null skips the tolerance check.
-	 * @return bool
-	 */
-	public static function verify( $id, $timestamp, $body, $header, array $secrets, $now = null ) {
-		if ( ! preg_match( '/^[0-9]{1,12}$/', (string) $timestamp ) ) {
-			return false;
-		}
-		if ( null !== $now && abs( (int) $now - (int) $timestamp ) > self::TOLERANCE ) {
-			return false;
-		}
-		foreach ( $secrets as $secret ) {
-			if ( null === self::secret_key( $secret ) ) {
-				continue;
-			}
-			$expected = self::sign( $id, (string) $timestamp, $body, $secret );
-			foreach ( preg_split( '/\s+/', trim( (string) $header ) ) as $candidate ) {
-				if ( 0 === strpos( $candidate, 'v1,' ) && hash_equals( $expected, $candidate ) ) {
-					return true;
-				}
-			}
-		}
-		return false;
 	}
 }
