@@ -2,6 +2,7 @@
 // line in the error, so an operator can fix them all in one go.
 import { normalizeSite, SITE_PATTERN } from './normalize.js';
 import { parseSecret, type WebhookSecret } from './signature.js';
+import { overlappingNamespaces, parseNamespace } from './tag-namespace.js';
 
 export type Role = 'all' | 'ingest' | 'worker';
 
@@ -19,7 +20,7 @@ export interface Config {
   webhookSecrets: WebhookSecret[];
   operatorToken: string | undefined;
   sites: string[];
-  /** site → required xkey namespace prefix for its tag events (xkey purges are not host-scoped) */
+  /** site → its xkey namespace: its tag events may only name `<namespace>-…` keys (xkey purges are not host-scoped) */
   tagPrefixes: Map<string, string>;
   varnishNodes: NodeAddress[];
   varnishDns: NodeAddress | undefined;
@@ -139,10 +140,25 @@ export function loadConfig(env: Env = process.env): Config {
 
   const tagPrefixes = new Map<string, string>();
   for (const entry of list('PURGER_TAG_PREFIXES')) {
-    const m = /^([^=]+)=([A-Za-z0-9][A-Za-z0-9_.:-]{0,63})$/.exec(entry);
+    const m = /^([^=]+)=(.*)$/.exec(entry);
     const site = m ? normalizeSite(m[1]!) : undefined;
-    if (!m || site === undefined) problems.push(`PURGER_TAG_PREFIXES: "${entry}" is not site=prefix (prefix: letters, digits, _.:-)`);
-    else tagPrefixes.set(site, m[2]!);
+    const namespace = m ? parseNamespace(m[2]!) : undefined;
+    if (!m || site === undefined || namespace === undefined) {
+      problems.push(`PURGER_TAG_PREFIXES: "${entry}" is not site=namespace (namespace: letters, digits, _.:-; keys are <namespace>-…)`);
+    } else tagPrefixes.set(site, namespace);
+  }
+  for (const [a, b] of overlappingNamespaces(tagPrefixes)) {
+    problems.push(
+      `PURGER_TAG_PREFIXES: the namespaces of "${a}" (${tagPrefixes.get(a)}) and "${b}" (${tagPrefixes.get(b)}) overlap: keys of one would be inside the other's; give each site a namespace that is not another's followed by "-"`,
+    );
+  }
+  // A secret bound to one site is meant to confine that site's sender; without a namespace its
+  // tag events could purge every other site's keys (xkey is not host-scoped). Refuse to start.
+  const unconfined = new Set(webhookSecrets.filter((s) => s.site !== undefined && !tagPrefixes.has(s.site)).map((s) => s.site!));
+  for (const site of unconfined) {
+    problems.push(
+      `PURGER_WEBHOOK_SECRETS: a secret is scoped to "${site}" but PURGER_TAG_PREFIXES has no namespace for it, so that secret could purge any site's xkey keys; add ${site}=<its key namespace> to PURGER_TAG_PREFIXES`,
+    );
   }
 
   const varnishNodes: NodeAddress[] = [];

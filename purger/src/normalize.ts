@@ -1,5 +1,7 @@
 // Host and URL normalization (docs/protocol.md §1) and the per-event checks a JSON schema cannot
 // express: the right list for the kind, and every URL's host equal to the site.
+import { inNamespace, NAMESPACE_SEPARATOR } from './tag-namespace.js';
+
 export const SITE_PATTERN = /^[a-z0-9.-]+(:[0-9]{1,5})?$/;
 
 /** lower-case, no trailing dot, no :80/:443; undefined when it is not a host[:port]. */
@@ -77,7 +79,8 @@ export function toStoredEvent(
   index: number,
   fallbackId: string,
   now: number,
-  tagPrefix?: string,
+  /** the site's xkey namespace (PURGER_TAG_PREFIXES): every tag must be `<namespace>-…` */
+  tagNamespace?: string,
 ): StoredEvent | FieldError {
   const base = `/events/${index}`;
   const soft = input.soft ?? false;
@@ -116,9 +119,11 @@ export function toStoredEvent(
     case 'tags': {
       if (input.urls !== undefined) return { field: `${base}/urls`, message: 'kind "tags" takes tags, not urls' };
       if (!input.tags || input.tags.length === 0) return { field: `${base}/tags`, message: 'kind "tags" needs 1 to 1000 tags' };
-      if (tagPrefix !== undefined) {
-        const i = input.tags.findIndex((t) => !t.startsWith(tagPrefix));
-        if (i >= 0) return { field: `${base}/tags/${i}`, message: `tags of site "${site}" must start with its namespace "${tagPrefix}" (PURGER_TAG_PREFIXES)` };
+      if (tagNamespace !== undefined) {
+        const i = input.tags.findIndex((t) => !inNamespace(t, tagNamespace));
+        if (i >= 0) {
+          return { field: `${base}/tags/${i}`, message: `tags of site "${site}" must start with its namespace "${tagNamespace}${NAMESPACE_SEPARATOR}" (PURGER_TAG_PREFIXES)` };
+        }
       }
       stored.tags = [...new Set(input.tags)];
       return stored;

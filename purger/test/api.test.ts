@@ -64,9 +64,10 @@ describe('secrets bound to one site', () => {
       PURGER_ROLE: 'ingest',
       PURGER_SITES: `${SITE},other.test`,
       PURGER_WEBHOOK_SECRETS: `${SITE}=${stack.baseEnv.PURGER_WEBHOOK_SECRETS},other.test=${ROTATED}`,
+      PURGER_TAG_PREFIXES: `${SITE}=wp1,other.test=wp10`,
     });
     const send = (site: string, secret?: string) => {
-      const payload = JSON.stringify({ site, events: [tagEvent(['k'])] });
+      const payload = JSON.stringify({ site, events: [tagEvent([site === SITE ? 'wp1-k' : 'wp10-k'])] });
       return scoped.app.inject({ method: 'POST', url: '/v1/events', headers: signedHeaders(payload, { secret }), payload });
     };
     const cross = await send('other.test');
@@ -75,6 +76,11 @@ describe('secrets bound to one site', () => {
     expect((await send(SITE)).statusCode).toBe(202);
     expect((await send('other.test', ROTATED)).statusCode).toBe(202);
     expect((await send(SITE, ROTATED)).statusCode).toBe(403);
+    // wp1's secret cannot reach wp10's keys (the namespace ends at the separator).
+    const payload = JSON.stringify({ site: SITE, events: [tagEvent(['wp1-p-1', 'wp10-p-1'])] });
+    const sneaky = await scoped.app.inject({ method: 'POST', url: '/v1/events', headers: signedHeaders(payload), payload });
+    expect(sneaky.statusCode).toBe(400);
+    expect(sneaky.json()).toMatchObject({ error: 'invalid', field: '/events/0/tags/1', message: expect.stringContaining('namespace "wp1-"') });
     await stack.stopService(scoped);
   });
 });
