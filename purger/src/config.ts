@@ -1,5 +1,6 @@
 // Environment variables, parsed and validated once at start. Every bad variable gets its own
 // line in the error, so an operator can fix them all in one go.
+import { readFileSync } from 'node:fs';
 import { normalizeSite, SITE_PATTERN } from './normalize.js';
 import { parseSecret, type WebhookSecret } from './signature.js';
 import { overlappingNamespaces, parseNamespace } from './tag-namespace.js';
@@ -19,6 +20,8 @@ export interface Config {
   redisPrefix: string;
   webhookSecrets: WebhookSecret[];
   operatorToken: string | undefined;
+  /** sent as X-Purge-Token on every PURGE/PURGEKEYS/BAN (VARNISH_PURGE_TOKEN[_FILE]); never logged */
+  varnishPurgeToken: string | undefined;
   sites: string[];
   /** site → its xkey namespace: its tag events may only name `<namespace>-…` keys (xkey purges are not host-scoped) */
   tagPrefixes: Map<string, string>;
@@ -62,6 +65,31 @@ export function parseNodeAddress(value: string): NodeAddress | string {
   const port = Number(m[2]);
   if (port < 1 || port > 65535) return `"${value}" has port ${port} outside 1-65535`;
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** A header value: visible ASCII without spaces, so it travels unchanged and cannot split a header. */
+const HEADER_TOKEN = /^[\x21-\x7e]{16,512}$/;
+
+/**
+ * A secret given either inline (`NAME`) or as a file (`NAME_FILE`, e.g. a Docker secret; one
+ * trailing newline is dropped). Problems name the variable and the file, never the value.
+ */
+export function secretFromEnv(env: Env, name: string, problems: string[], read: (path: string) => string = (p) => readFileSync(p, 'utf8')): string | undefined {
+  const inline = env[name]?.trim() || undefined;
+  const file = env[`${name}_FILE`]?.trim() || undefined;
+  if (inline !== undefined && file !== undefined) {
+    problems.push(`${name} and ${name}_FILE: set one, not both`);
+    return undefined;
+  }
+  if (file === undefined) return inline;
+  try {
+    const value = read(file).replace(/\r?\n$/, '');
+    if (value === '') problems.push(`${name}_FILE="${file}": the file is empty`);
+    return value === '' ? undefined : value;
+  } catch (err) {
+    problems.push(`${name}_FILE="${file}": cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    return undefined;
+  }
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -128,6 +156,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('PURGER_OPERATOR_TOKEN: must be at least 16 characters');
   }
 
+  const varnishPurgeToken = secretFromEnv(env, 'VARNISH_PURGE_TOKEN', problems);
+  if (varnishPurgeToken !== undefined && !HEADER_TOKEN.test(varnishPurgeToken)) {
+    problems.push('VARNISH_PURGE_TOKEN: must be 16 to 512 visible ASCII characters without spaces (it is sent as the X-Purge-Token header)');
+  }
+
   const sites: string[] = [];
   for (const s of list('PURGER_SITES')) {
     const n = normalizeSite(s);
@@ -192,6 +225,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix,
     webhookSecrets,
     operatorToken,
+    varnishPurgeToken,
     sites,
     tagPrefixes,
     varnishNodes,

@@ -43,7 +43,7 @@ export class VarnishClient {
     readonly node: string,
     host: string,
     port: number,
-    private readonly opts: { connections: number; timeoutMs: number },
+    private readonly opts: { connections: number; timeoutMs: number; purgeToken?: string | undefined },
   ) {
     const h = host.includes(':') ? `[${host}]` : host;
     this.pool = new Pool(`http://${h}:${port}`, {
@@ -60,7 +60,10 @@ export class VarnishClient {
     const req = requestFor(inv);
     let res;
     try {
-      res = await this.pool.request({ method: req.method, path: req.path, headers: req.headers });
+      // The shared secret Varnish requires besides its ACL (docs/protocol.md §2). Never part of
+      // an error message or a log line.
+      const headers = this.opts.purgeToken === undefined ? req.headers : { ...req.headers, 'x-purge-token': this.opts.purgeToken };
+      res = await this.pool.request({ method: req.method, path: req.path, headers });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const code = e.code ?? e.name;

@@ -85,6 +85,7 @@ export class Worker {
       const client = new VarnishClient(key, a.host, a.port, {
         connections: this.config.nodeConcurrency,
         timeoutMs: this.config.nodeTimeoutMs,
+        purgeToken: this.config.varnishPurgeToken,
       });
       const d = new NodeDelivery(key, client, this.log, { ...this.config, sites: this.config.sites }, this.logger, this.metrics, {
         onApplied: (node, entries) => this.applied(entries),

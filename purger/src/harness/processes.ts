@@ -109,10 +109,12 @@ export class VarnishServer {
   constructor(
     readonly port: number,
     private readonly originPort: number,
+    /** when set, the entry VCL refuses PURGE/PURGEKEYS/BAN without `X-Purge-Token: <this>` (403) */
+    readonly purgeToken?: string,
   ) {}
 
-  static async start(originPort: number): Promise<VarnishServer> {
-    const v = new VarnishServer(await freePort(), originPort);
+  static async start(originPort: number, opts: { purgeToken?: string } = {}): Promise<VarnishServer> {
+    const v = new VarnishServer(await freePort(), originPort, opts.purgeToken);
     await v.start();
     return v;
   }
@@ -125,7 +127,7 @@ export class VarnishServer {
     const vcl = join(this.dir, 'test.vcl');
     writeFileSync(
       vcl,
-      `vcl 4.1;\nbackend default { .host = "127.0.0.1"; .port = "${this.originPort}"; }\nacl purgers { "127.0.0.1"; }\ninclude "${join(REPO_ROOT, 'vcl/microcache.vcl')}";\n`,
+      `vcl 4.1;\nbackend default { .host = "127.0.0.1"; .port = "${this.originPort}"; }\nacl purgers { "127.0.0.1"; }\n${this.tokenCheck()}include "${join(REPO_ROOT, 'vcl/microcache.vcl')}";\n`,
     );
     let stderr = '';
     this.child = spawn(
@@ -139,6 +141,17 @@ export class VarnishServer {
       if (child.exitCode !== null) throw new Error(`varnishd exited: ${stderr}`);
       return portOpen(this.port);
     }, 30_000);
+  }
+
+  /** runs before the project VCL's vcl_recv (VCL concatenates subs in the order they appear) */
+  private tokenCheck(): string {
+    if (this.purgeToken === undefined) return '';
+    return `sub vcl_recv {
+  if (req.method == "PURGE" || req.method == "PURGEKEYS" || req.method == "BAN") {
+    if (req.http.X-Purge-Token != "${this.purgeToken}") { return (synth(403, "purge token missing or wrong")); }
+  }
+}
+`;
   }
 
   /** every process of this varnishd: the manager and its cache child */

@@ -36,6 +36,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   logLevel?: string;
   appendfsync?: 'always' | 'everysec';
+  /** per node: the X-Purge-Token its entry VCL requires (undefined: none) */
+  purgeTokens?: (string | undefined)[];
 }
 
 export class Stack {
@@ -51,7 +53,7 @@ export class Stack {
   static async start(opts: StackOptions = {}): Promise<Stack> {
     const redis = await RedisServer.start(opts.appendfsync);
     const origin = await Origin.start();
-    const varnishes = await Promise.all(Array.from({ length: opts.nodes ?? 2 }, () => VarnishServer.start(origin.port)));
+    const varnishes = await Promise.all(Array.from({ length: opts.nodes ?? 2 }, (_, i) => VarnishServer.start(origin.port, { purgeToken: opts.purgeTokens?.[i] })));
     const env: Record<string, string> = {
       REDIS_URL: redis.url,
       PURGER_WEBHOOK_SECRETS: TEST_SECRET,
