@@ -24,6 +24,12 @@ class Change_Detector {
 	/** Post types that change the rendering of the whole site. */
 	const SITE_TYPES = array( 'wp_template', 'wp_template_part', 'wp_global_styles', 'custom_css' );
 
+	/**
+	 * Post meta written by WordPress itself that no page shows (filterable:
+	 * `varnish_edge_ignored_meta_keys`). A trailing `*` matches a prefix.
+	 */
+	const IGNORED_META = array( '_edit_lock', '_edit_last', '_wp_old_slug', '_wp_old_date', '_encloseme', '_pingme', '_trackbackme', '_wp_trash_meta_status', '_wp_trash_meta_time', '_wp_trash_meta_comments_status', '_wp_desired_post_slug', '_wp_check_lock', '_oembed_*', '_wp_suggested_privacy_policy_content', '_wp_attachment_backup_sizes' );
+
 	/** Fields compared between snapshots. */
 	const FIELDS = array( 'modified', 'status', 'name', 'title', 'content', 'excerpt', 'date', 'author', 'parent', 'menu_order', 'terms', 'sticky', 'template', 'thumbnail', 'password', 'comment_status', 'url' );
 
@@ -35,6 +41,9 @@ class Change_Detector {
 
 	/** @var array<int,bool> Posts deleted in this request. */
 	private $deleted = array();
+
+	/** @var array<int,array<string,bool>> Post meta keys added, updated or deleted in this request, per post. */
+	private $meta_changed = array();
 
 	/** @var bool Inside wp_insert_post() for a new post. */
 	private $inserting_new = false;
@@ -193,6 +202,47 @@ class Change_Detector {
 	}
 
 	/**
+	 * Actions `added_post_meta` / `updated_post_meta` / `deleted_post_meta` (after the write):
+	 * remember which keys of which post changed. At the end of the request a published post whose
+	 * meta changed gets its own pages invalidated (once, however many keys changed), plus whatever
+	 * `varnish_edge_meta_keys` maps the keys to, whether or not a save happened.
+	 *
+	 * @param int|int[] $meta_id   Meta id(s).
+	 * @param int       $object_id Post id.
+	 * @param string    $meta_key  Meta key.
+	 */
+	public function on_meta_written( $meta_id, $object_id, $meta_key ) {
+		$object_id = (int) $object_id;
+		$meta_key  = (string) $meta_key;
+		if ( $object_id <= 0 || $this->is_ignored_meta( $meta_key ) ) {
+			return;
+		}
+		$this->meta_changed[ $object_id ][ $meta_key ] = true;
+	}
+
+	/**
+	 * Whether a meta key is internal to WordPress (never shown on a page).
+	 *
+	 * @param string $meta_key Meta key.
+	 * @return bool
+	 */
+	public function is_ignored_meta( $meta_key ) {
+		/**
+		 * Post meta keys whose changes never invalidate anything (WordPress's bookkeeping).
+		 * An entry ending in `*` matches every key starting with the rest.
+		 *
+		 * @param string[] $keys Ignored meta keys.
+		 */
+		foreach ( (array) apply_filters( 'varnish_edge_ignored_meta_keys', self::IGNORED_META ) as $ignored ) {
+			$ignored = (string) $ignored;
+			if ( $ignored === $meta_key || ( '*' === substr( $ignored, -1 ) && 0 === strpos( $meta_key, substr( $ignored, 0, -1 ) ) ) ) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Action `before_delete_post`.
 	 *
 	 * @param int $post_id Post id.
@@ -264,6 +314,8 @@ class Change_Detector {
 			'password'       => md5( (string) $post->post_password ),
 			'comment_status' => $post->comment_status,
 			'modified'       => $post->post_modified_gmt,
+			// Raw text, not compared (the md5s are): tells a removal from an addition.
+			'texts'          => array( (string) $post->post_title, (string) $post->post_content, (string) $post->post_excerpt ),
 		);
 		$state        = array_merge( $state, $overrides );
 		$state['url'] = $this->public_url( $post, $state );
@@ -302,7 +354,7 @@ class Change_Detector {
 	 * @return bool
 	 */
 	public function has_changes() {
-		return array() !== $this->before;
+		return array() !== $this->before || array() !== $this->meta_changed;
 	}
 
 	/**
@@ -315,8 +367,55 @@ class Change_Detector {
 		foreach ( $this->before as $id => $before ) {
 			$inv->merge( $this->invalidation_for_post( (int) $id, $before ) );
 		}
-		$this->before  = array();
-		$this->deleted = array();
+		foreach ( $this->meta_changed as $id => $keys ) {
+			$inv->merge( $this->invalidation_for_meta( (int) $id, array_keys( $keys ), array_key_exists( $id, $this->before ) ) );
+		}
+		$this->before       = array();
+		$this->deleted      = array();
+		$this->meta_changed = array();
+		return $inv;
+	}
+
+	/**
+	 * Post meta changed on a post: its own pages when it is public (a save of it already
+	 * covers them), and the keys other code maps the meta keys to, whatever the post's type or
+	 * status (e.g. a product variation's stock shown on its parent product's page).
+	 *
+	 * @param int      $id         Post id.
+	 * @param string[] $meta_keys  Changed meta keys.
+	 * @param bool     $was_saved  The post was also saved (or deleted) in this request.
+	 * @return Invalidation
+	 */
+	private function invalidation_for_meta( $id, array $meta_keys, $was_saved ) {
+		$inv  = new Invalidation();
+		$post = isset( $this->deleted[ $id ] ) ? null : get_post( $id );
+		if ( ! $post || in_array( $post->post_type, array( 'revision', 'attachment' ), true ) ) {
+			return $inv; // Attachments: Related_Changes; revisions never render.
+		}
+		$scheme = $this->scheme();
+		$mapped = array();
+		foreach ( $meta_keys as $meta_key ) {
+			/**
+			 * Keys (names without the namespace, e.g. `pl-42`, `shop`) of the pages that show a
+			 * post meta value, beyond the post's own pages, which are always invalidated.
+			 *
+			 * @param string[] $keys     Keys.
+			 * @param string   $meta_key Meta key that changed.
+			 * @param int      $post_id  Post id.
+			 */
+			foreach ( (array) apply_filters( 'varnish_edge_meta_keys', array(), $meta_key, $id ) as $name ) {
+				$mapped[] = $scheme->custom( (string) $name );
+			}
+		}
+		if ( $mapped ) {
+			$inv->tags( $mapped )->reason( sprintf( 'post %d meta changed (%s)', $id, implode( ', ', $meta_keys ) ) );
+		}
+		if ( ! $was_saved && 'publish' === $post->post_status && is_post_type_viewable( $post->post_type ) && ! in_array( $post->post_type, self::IGNORED_TYPES, true ) ) {
+			$url = get_permalink( $post );
+			$inv->tags( array( $scheme->post( $id ), $scheme->rest_post( $id ) ) )
+				->urls( is_string( $url ) ? array( $url ) : array() )
+				->reason( sprintf( 'post %d meta changed (%s)', $id, implode( ', ', $meta_keys ) ) );
+		}
 		return $inv;
 	}
 
@@ -336,6 +435,11 @@ class Change_Detector {
 		if ( '' === $type || in_array( $type, self::IGNORED_TYPES, true ) ) {
 			return $inv;
 		}
+		if ( is_post_type_viewable( $type ) && ! in_array( $type, self::MENU_TYPES, true ) ) {
+			// Conservative: a save of a published post invalidates its own pages even when the
+			// diff sees no change (a field it does not compare may have changed).
+			return $this->invalidation_for( $before, $after );
+		}
 		if ( null !== $before && null !== $after && ! $this->changed_fields( $before, $after ) ) {
 			return $inv;
 		}
@@ -347,12 +451,10 @@ class Change_Detector {
 			return $inv->everything()->reason( sprintf( '%s %d changed', $type, $id ) );
 		}
 		if ( 'wp_block' === $type ) {
-			return $this->posts_embedding( $inv, $this->posts_containing( '"ref":' . $id . '}' ), sprintf( 'reusable block %d changed', $id ) );
+			// Pages rendering the block carry its embed key (Surrogate_Keys::on_render_block).
+			return $inv->tags( array( $scheme->embedded( $id ), $scheme->rest_post( $id ) ) )->reason( sprintf( 'reusable block %d changed', $id ) );
 		}
-		if ( ! is_post_type_viewable( $type ) ) {
-			return $inv;
-		}
-		return $this->invalidation_for( $before, $after );
+		return $inv;
 	}
 
 	/**
@@ -393,21 +495,27 @@ class Change_Detector {
 
 		if ( $was && $is ) {
 			$changed = $this->changed_fields( $before, $after );
-			if ( ! $changed ) {
-				return $inv;
-			}
-			if ( array( 'modified' ) === $changed ) {
-				// A save that changed nothing visible (the block editor's second save): only the
-				// REST resource and feeds show the modified time.
-				return $inv->tags( array( $scheme->rest_post( $id ), $scheme->post_feed( $id ) ), true )->reason( sprintf( 'post %d re-saved', $id ) );
+			// Whatever the diff says, the post's own pages and URL are invalidated: meta, blocks
+			// rendered from other data, or fields the snapshot does not hold may have changed.
+			$inv->tags( $own )->urls( array( $after['url'] ) )->tags( array( $scheme->post_feed( $id ) ), true );
+			if ( ! array_diff( $changed, array( 'modified' ) ) ) {
+				// The diff sees nothing visible (e.g. the block editor's second save): it spreads
+				// no further than the post itself and feeds (they print the modified time).
+				return $inv->reason( sprintf( 'post %d saved', $id ) );
 			}
 			$inv->reason( sprintf( 'post %d updated (%s)', $id, implode( ', ', array_diff( $changed, array( 'modified' ) ) ) ) );
-			$inv->tags( $own )->urls( array( $after['url'] ) )->tags( array( $scheme->post_feed( $id ) ), true );
 			$has = static function ( array $fields ) use ( $changed ) {
 				return (bool) array_intersect( $fields, $changed );
 			};
+			// A removal (text taken out, a password set, the featured image replaced) must not be
+			// served once more from grace, anywhere: listings and feeds are hard-purged too.
+			$removal = $this->is_removal( $before, $after, $changed );
+			$spread  = ! $removal; // Soft unless something was removed.
+			if ( $removal ) {
+				$inv->reason( sprintf( 'post %d: content removed', $id ) )->tags( array( $scheme->post_feed( $id ) ) );
+			}
 			if ( $has( array( 'title', 'content', 'excerpt', 'thumbnail', 'date', 'password', 'name', 'parent', 'comment_status' ) ) ) {
-				$inv->tags( array( $scheme->post_listed( $id ) ), true );
+				$inv->tags( array( $scheme->post_listed( $id ) ), $spread );
 			}
 			if ( $has( array( 'author' ) ) ) {
 				$inv->tags( array( $scheme->post_author( $id ) ), true );
@@ -416,7 +524,7 @@ class Change_Detector {
 				$inv->tags( array( $scheme->post_terms( $id ) ), true );
 			}
 			if ( $has( array( 'title', 'name', 'date', 'parent', 'password' ) ) ) {
-				$inv->tags( array( $scheme->post_linked( $id ) ), true );
+				$inv->tags( array( $scheme->post_linked( $id ) ), $spread );
 			}
 			if ( $before['url'] !== $after['url'] && '' !== $before['url'] ) {
 				$inv->urls( array( $before['url'] ) )->tags( array( $scheme->listing( 'sitemaps' ) ), true );
@@ -425,19 +533,20 @@ class Change_Detector {
 				}
 			}
 			if ( $has( array( 'title', 'content', 'excerpt' ) ) ) {
-				$inv->tags( array( $scheme->listing( 'search' ) ), true );
+				$inv->tags( array( $scheme->listing( 'search' ) ), $spread );
 			}
 			if ( $has( array( 'terms' ) ) ) {
-				$tags = array();
 				foreach ( array_unique( array_merge( array_keys( $before['terms'] ), array_keys( $after['terms'] ) ) ) as $tax ) {
 					$old = $before['terms'][ $tax ] ?? array();
 					$new = $after['terms'][ $tax ] ?? array();
-					foreach ( array_merge( array_diff( $old, $new ), array_diff( $new, $old ) ) as $term_id ) {
-						$tags[] = $scheme->term_listing( $term_id );
-						$tags[] = $scheme->rest_term( $term_id ); // Its post count changes.
+					// The post leaves the archives of removed terms: hard, it must not show there
+					// again; it enters the others: soft.
+					foreach ( array( array( array_diff( $old, $new ), false ), array( array_diff( $new, $old ), true ) ) as list( $term_ids, $soft ) ) {
+						foreach ( $term_ids as $term_id ) {
+							$inv->tags( array( $scheme->term_listing( $term_id ), $scheme->rest_term( $term_id ) ), $soft ); // r-t: its post count changes.
+						}
 					}
 				}
-				$inv->tags( $tags, true );
 			}
 			if ( $has( array( 'author' ) ) ) {
 				$inv->tags( array( $scheme->author_listing( $before['author'] ), $scheme->author_listing( $after['author'] ) ), true );
@@ -469,6 +578,48 @@ class Change_Detector {
 		$inv->urls( array( $before['url'] ) );
 		$inv->tags( array_merge( $this->listing_keys( $before ), $this->neighbor_keys( $before ) ) );
 		return $inv;
+	}
+
+	/**
+	 * Whether an update removed something visitors could see: a word of the title, content or
+	 * excerpt that is gone (an edited word counts as removed), a password set or changed, a
+	 * featured image replaced or removed.
+	 *
+	 * @param array    $before  Before.
+	 * @param array    $after   After.
+	 * @param string[] $changed Changed fields.
+	 * @return bool
+	 */
+	public function is_removal( array $before, array $after, array $changed ) {
+		if ( in_array( 'password', $changed, true ) && md5( '' ) !== $after['password'] ) {
+			return true;
+		}
+		if ( in_array( 'thumbnail', $changed, true ) && $before['thumbnail'] ) {
+			return true;
+		}
+		foreach ( (array) ( $before['texts'] ?? array() ) as $i => $old ) {
+			$new = (string) ( $after['texts'][ $i ] ?? '' );
+			if ( $old === $new ) {
+				continue;
+			}
+			$left = array_count_values( self::tokens( $new ) );
+			foreach ( array_count_values( self::tokens( (string) $old ) ) as $token => $count ) {
+				if ( ( $left[ $token ] ?? 0 ) < $count ) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Words and markup pieces of a text.
+	 *
+	 * @param string $text Text.
+	 * @return string[]
+	 */
+	private static function tokens( $text ) {
+		return array_map( 'strval', (array) preg_split( '/[\s<>"\'=\/]+/u', $text, -1, PREG_SPLIT_NO_EMPTY ) );
 	}
 
 	/**
@@ -554,33 +705,5 @@ class Change_Detector {
 			}
 		}
 		return $keys;
-	}
-
-	/**
-	 * Published posts whose content contains a string.
-	 *
-	 * @param string $needle Needle.
-	 * @return int[]
-	 */
-	public function posts_containing( $needle ) {
-		global $wpdb;
-		$like = '%' . $wpdb->esc_like( $needle ) . '%';
-		return array_map( 'intval', $wpdb->get_col( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_status = 'publish' AND post_content LIKE %s LIMIT 500", $like ) ) );
-	}
-
-	/**
-	 * Invalidate the pages and listings of posts that embed something.
-	 *
-	 * @param Invalidation $inv    Target.
-	 * @param int[]        $ids    Post ids.
-	 * @param string       $reason Reason.
-	 * @return Invalidation
-	 */
-	public function posts_embedding( Invalidation $inv, array $ids, $reason ) {
-		$scheme = $this->scheme();
-		foreach ( array_unique( $ids ) as $id ) {
-			$inv->tags( array( $scheme->post( $id ), $scheme->post_listed( $id ), $scheme->rest_post( $id ) ), true );
-		}
-		return $inv->reason( $reason );
 	}
 }

@@ -22,6 +22,8 @@ namespace VarnishEdge;
  *   t-N    term N's name or link shown
  *   ts-N   term N's slug shown (post CSS classes)
  *   u-N    user N shown as an author
+ *   e-N    post N rendered inside another page: an attachment (image, gallery item, featured
+ *          image) or a reusable block
  * Listing keys (which query a page shows): home, front, pta-<type>, tl-N (term archive),
  *   ul-N (author archive), date-YYYY[MM[DD]], feed, search, 404, pages (page lists),
  *   comments (site-wide comment listings), menus, widgets.
@@ -32,7 +34,7 @@ class Key_Scheme {
 	/**
 	 * Classes whose per-object keys may be replaced by one group key on oversize pages.
 	 */
-	const GROUPED = array( 'pl', 'pn', 'pf', 'pa', 'pt', 'nb', 't', 'ts', 'u', 'c', 'r-p', 'r-t', 'r-u' );
+	const GROUPED = array( 'pl', 'pn', 'pf', 'pa', 'pt', 'nb', 't', 'ts', 'u', 'c', 'e', 'r-p', 'r-t', 'r-u' );
 
 	/**
 	 * Namespace prefix.
@@ -103,6 +105,26 @@ class Key_Scheme {
 	/** @param int $id Post id. */
 	public function comments( $id ) {
 		return $this->key( 'c', (int) $id );
+	}
+
+	/** @param int $id Attachment or reusable block id. */
+	public function embedded( $id ) {
+		return $this->key( 'e', (int) $id );
+	}
+
+	/**
+	 * A key named by other code (the public API): `<ns>-<name>`; a name already carrying this
+	 * site's namespace is kept as it is.
+	 *
+	 * @param string $name Key name without the namespace (e.g. `shop`, `p-42`).
+	 * @return string
+	 */
+	public function custom( $name ) {
+		$name = trim( (string) $name );
+		if ( 0 === strpos( $name, $this->ns . '-' ) ) {
+			$name = substr( $name, strlen( $this->ns ) + 1 );
+		}
+		return $this->key( $name );
 	}
 
 	/** @param int $id Term id. */
@@ -196,7 +218,7 @@ class Key_Scheme {
 		if ( 0 !== strpos( $key, $prefix ) ) {
 			return null;
 		}
-		if ( preg_match( '/^(r-[ptu]|pl|pn|pf|pa|pt|nb|t|ts|u|c)-[0-9]+$/', substr( $key, strlen( $prefix ) ), $m ) ) {
+		if ( preg_match( '/^(r-[ptu]|pl|pn|pf|pa|pt|nb|t|ts|u|c|e)-[0-9]+$/', substr( $key, strlen( $prefix ) ), $m ) ) {
 			return $m[1];
 		}
 		return null;

@@ -29,6 +29,10 @@ class Plugin {
 	public $related;
 	/** @var Manual_Purge */
 	public $manual;
+	/** @var Coalescer */
+	public $coalescer;
+	/** @var Public_Api */
+	public $api;
 
 	/**
 	 * The plugin.
@@ -51,7 +55,9 @@ class Plugin {
 		$this->detector = new Change_Detector( $this->settings );
 		$this->queue    = new Event_Queue( $this->settings, $this->outbox, $this->detector );
 		$this->keys     = new Surrogate_Keys( $this->settings );
-		$this->related  = new Related_Changes( $this->settings, $this->queue, $this->detector );
+		$this->coalescer = new Coalescer( $this->queue );
+		$this->related   = new Related_Changes( $this->settings, $this->queue, $this->detector, $this->coalescer );
+		$this->api       = new Public_Api( $this->settings, $this->queue );
 		$this->manual   = new Manual_Purge( $this->settings, $this->detector );
 	}
 
@@ -81,6 +87,9 @@ class Plugin {
 		foreach ( array( 'update', 'add', 'delete' ) as $op ) {
 			add_filter( "{$op}_post_metadata", array( $d, 'on_meta_change' ), 1, 3 );
 		}
+		foreach ( array( 'added', 'updated', 'deleted' ) as $op ) {
+			add_action( "{$op}_post_meta", array( $d, 'on_meta_written' ), 10, 3 );
+		}
 		add_action( 'before_delete_post', array( $d, 'on_before_delete' ), 1, 1 );
 		add_action( 'deleted_post', array( $d, 'on_deleted' ), 1, 1 );
 
@@ -101,11 +110,21 @@ class Plugin {
 		add_action( 'switch_theme', array( $r, 'on_switch_theme' ), 10, 1 );
 		add_action( 'customize_save_after', array( $r, 'on_customize_save' ), 10, 0 );
 		add_action( 'updated_option', array( $r, 'on_option_updated' ), 10, 3 );
+		add_action( 'added_option', array( $r, 'on_option_added_or_deleted' ), 10, 2 );
+		add_action( 'deleted_option', array( $r, 'on_option_added_or_deleted' ), 10, 1 );
+		add_action( 'activated_plugin', array( $r, 'on_plugin_toggled' ), 10, 2 );
+		add_action( 'deactivated_plugin', array( $r, 'on_plugin_toggled' ), 10, 2 );
+		add_action( 'upgrader_process_complete', array( $r, 'on_upgrade' ), 10, 2 );
+		add_action( '_core_updated_successfully', array( $r, 'on_core_updated' ), 10, 1 );
 		add_filter( 'wp_pre_insert_user_data', array( $r, 'on_user_before' ), 10, 3 );
 		add_action( 'profile_update', array( $r, 'on_profile_update' ), 10, 1 );
 		add_action( 'deleted_user', array( $r, 'on_user_deleted' ), 10, 2 );
 		add_action( 'attachment_updated', array( $r, 'on_attachment_changed' ), 10, 1 );
 		add_action( 'delete_attachment', array( $r, 'on_attachment_deleted' ), 10, 1 );
+		add_action( 'add_attachment', array( $r, 'on_attachment_added' ), 10, 1 );
+		foreach ( array( 'added', 'updated', 'deleted' ) as $op ) {
+			add_action( "{$op}_post_meta", array( $r, 'on_attachment_meta' ), 10, 3 );
+		}
 		add_filter( 'wp_update_attachment_metadata', array( $r, 'on_attachment_metadata' ), 10, 2 );
 
 		// Surrogate keys on responses.
@@ -128,11 +147,22 @@ class Plugin {
 		add_filter( 'author_link', array( $k, 'on_author_link' ), 10, 2 );
 		add_filter( 'wp_nav_menu', array( $k, 'on_nav_menu' ), 10, 1 );
 		add_action( 'dynamic_sidebar_before', array( $k, 'on_sidebar' ), 10, 0 );
+		add_filter( 'wp_get_attachment_url', array( $k, 'on_attachment_url' ), 10, 2 );
+		add_filter( 'wp_get_attachment_image_attributes', array( $k, 'on_attachment_image_attributes' ), 10, 2 );
+		add_filter( 'wp_content_img_tag', array( $k, 'on_content_img_tag' ), 10, 3 );
+		add_filter( 'wp_get_attachment_caption', array( $k, 'on_attachment_caption' ), 10, 2 );
 		add_action( 'rest_api_init', array( $this, 'register_rest_key_filters' ), 100 );
 		add_filter( 'rest_post_dispatch', array( $k, 'on_rest_dispatch' ), 10, 3 );
 		add_filter( 'rest_pre_serve_request', array( $k, 'on_rest_serve' ), 10, 3 );
 
+		// Public API for other plugins and themes (same queue, coalescing and outbox).
+		add_action( 'varnish_edge_purge_keys', array( $this->api, 'purge_keys' ), 10, 3 );
+		add_action( 'varnish_edge_purge_urls', array( $this->api, 'purge_urls' ), 10, 3 );
+		add_action( 'varnish_edge_purge_all', array( $this->api, 'purge_all' ), 10, 1 );
+
 		// Delivery.
+		add_action( 'shutdown', array( $this->coalescer, 'release_due' ), 99 );
+		add_action( Coalescer::CRON_HOOK, array( $this->coalescer, 'release_due' ) );
 		add_action( 'shutdown', array( $this->queue, 'dispatch' ), 100 );
 		add_action( Outbox::CRON_HOOK, array( $this, 'process_outbox' ) );
 

@@ -43,6 +43,34 @@ class Related_Changes {
 	/** @var array<int,string[]|null> File URLs of attachments before the request rewrote their metadata (null: it had none). */
 	private $media_before = array();
 
+	/** @var array<int,bool> Attachments created in this request (nothing cached can show them). */
+	private $new_attachments = array();
+
+	/** @var Coalescer */
+	private $coalescer;
+
+	/** @var array<int,string> Attachments whose alt text or file meta changed in this request (first key). */
+	private $attachment_meta = array();
+
+	/** Attachment meta shown on pages: alt text and the file. */
+	const ATTACHMENT_META = array( '_wp_attachment_image_alt', '_wp_attached_file', '_wp_attachment_metadata' );
+
+	/**
+	 * Options that never change what a page shows (WordPress's bookkeeping), filterable with
+	 * `varnish_edge_ignored_options`. A trailing `*` matches a prefix.
+	 */
+	const IGNORED_OPTIONS = array(
+		'_transient_*', '_site_transient_*', 'cron', 'rewrite_rules', 'recently_activated', 'recently_edited', 'uninstall_plugins',
+		'active_plugins', 'db_version', 'db_upgraded', 'initial_db_version', 'fresh_site', 'can_compress_scripts', 'user_count',
+		'auto_updater.lock', 'core_updater.lock', '*_children', 'auth_key', 'auth_salt', 'logged_in_key', 'logged_in_salt',
+		'nonce_key', 'nonce_salt', 'secure_auth_key', 'secure_auth_salt', 'recovery_keys', 'recovery_mode_email_last_sent',
+		'admin_email_lifespan', 'https_detection_errors', 'finished_*', 'dashboard_widget_options', 'theme_switched',
+		'wp_force_deactivated_plugins', 'auto_plugin_theme_update_emails', 'auto_update_*', 'new_admin_email', 'adminhash',
+		'varnish_edge*', 'widget_*', 'sidebars_widgets', 'theme_mods_*', 'comment_moderation', 'moderation_keys',
+		'disallowed_keys', 'comment_max_links', 'moderation_notify', 'comments_notify', 'admin_email', 'mailserver_*',
+		'default_*', 'use_balanceTags', 'use_smilies', 'ping_sites', 'upload_path', 'upload_url_path', 'rss_*', 'akismet_*',
+	);
+
 	/**
 	 * Constructor.
 	 *
@@ -50,10 +78,11 @@ class Related_Changes {
 	 * @param Event_Queue     $queue    Queue.
 	 * @param Change_Detector $detector Post rules (embedding lookups).
 	 */
-	public function __construct( Settings $settings, Event_Queue $queue, Change_Detector $detector ) {
-		$this->settings = $settings;
-		$this->queue    = $queue;
-		$this->detector = $detector;
+	public function __construct( Settings $settings, Event_Queue $queue, Change_Detector $detector, ?Coalescer $coalescer = null ) {
+		$this->settings  = $settings;
+		$this->queue     = $queue;
+		$this->detector  = $detector;
+		$this->coalescer = $coalescer ? $coalescer : new Coalescer( $queue );
 	}
 
 	/**
@@ -99,9 +128,21 @@ class Related_Changes {
 	 * @param \WP_Comment $comment Comment.
 	 */
 	public function on_comment_inserted( $id, $comment ) {
-		if ( '1' === (string) $comment->comment_approved ) {
-			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d added', $id ), true );
+		if ( '1' !== (string) $comment->comment_approved ) {
+			return;
 		}
+		if ( ! current_user_can( 'moderate_comments' ) ) {
+			// Anyone can post an auto-approved comment: its (soft) purge of the post and of every
+			// page showing recent comments goes out at most once per window per key, the rest
+			// at the window's end.
+			$post = get_post( (int) $comment->comment_post_ID );
+			if ( $post && 'publish' === $post->post_status ) {
+				$s = $this->scheme();
+				$this->coalescer->add( array( $s->comments( (int) $post->ID ), $s->listing( 'comments' ) ), true, sprintf( 'comment %d added', $id ) );
+			}
+			return;
+		}
+		$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d added', $id ), true );
 	}
 
 	/**
@@ -318,6 +359,9 @@ class Related_Changes {
 		if ( $old === $new ) {
 			return;
 		}
+		if ( $this->mapped_option_changed( (string) $option, $old, $new ) ) {
+			return;
+		}
 		if ( in_array( $option, self::SITE_OPTIONS, true ) ) {
 			$this->site_changed( 'option ' . $option . ' changed' );
 		} elseif ( Settings::OPTION === $option ) {
@@ -337,7 +381,149 @@ class Related_Changes {
 			} elseif ( $old_locations != $new_locations ) { // phpcs:ignore Universal.Operators.StrictComparisons.LooseNotEqual
 				$this->menus_changed();
 			}
+		} else {
+			$this->unknown_option_changed( (string) $option );
 		}
+	}
+
+	/**
+	 * Actions `added_option` / `deleted_option`: options other code maps to keys, and unknown
+	 * autoloaded options written from an admin screen.
+	 *
+	 * @param string $option Option name.
+	 * @param mixed  $value  Value (added_option only).
+	 */
+	public function on_option_added_or_deleted( $option, $value = null ) {
+		if ( ! $this->mapped_option_changed( (string) $option, null, $value ) && ! in_array( $option, self::SITE_OPTIONS, true ) ) {
+			$this->unknown_option_changed( (string) $option, 'deleted_option' === current_action() );
+		}
+	}
+
+	/**
+	 * Keys other code maps an option to (`varnish_edge_option_keys`); queued hard.
+	 *
+	 * @param string $option Option name.
+	 * @param mixed  $old    Old value.
+	 * @param mixed  $new    New value.
+	 * @return bool Whether the option is mapped (then nothing else is done for it).
+	 */
+	private function mapped_option_changed( $option, $old, $new ) {
+		/**
+		 * Keys (names without the namespace) of the pages that show an option. Return an array
+		 * (possibly empty: the option shows nowhere) to replace the plugin's own rules for it;
+		 * null keeps them.
+		 *
+		 * @param string[]|null $keys   Keys, or null when not mapped.
+		 * @param string        $option Option name.
+		 * @param mixed         $old    Old value (null when added).
+		 * @param mixed         $new    New value (null when deleted).
+		 */
+		$keys = apply_filters( 'varnish_edge_option_keys', null, $option, $old, $new );
+		if ( ! is_array( $keys ) ) {
+			return false;
+		}
+		$s    = $this->scheme();
+		$tags = array();
+		foreach ( $keys as $name ) {
+			if ( is_scalar( $name ) && '' !== trim( (string) $name ) ) {
+				$tags[] = $s->custom( (string) $name );
+			}
+		}
+		if ( $tags ) {
+			$this->queue( ( new Invalidation() )->tags( $tags )->reason( 'option ' . $option . ' changed' ) );
+		}
+		return true;
+	}
+
+	/**
+	 * An option the plugin does not know changed. When it is autoloaded (WordPress loads it on
+	 * every page, so a theme or plugin may print it anywhere) and an admin screen changed it (an
+	 * editor's decision, not a counter a plugin bumps on every visit), nobody can say which pages
+	 * show it: the whole site is invalidated, with the option named in the event.
+	 *
+	 * @param string $option  Option name.
+	 * @param bool   $deleted The option was deleted (no longer in the autoloaded set).
+	 */
+	private function unknown_option_changed( $option, $deleted = false ) {
+		if ( ! is_admin() || wp_doing_ajax() || wp_doing_cron() || ( defined( 'WP_CLI' ) && WP_CLI ) || $this->is_ignored_option( $option ) ) {
+			return;
+		}
+		if ( ! $deleted ) {
+			$alloptions = wp_load_alloptions();
+			if ( ! array_key_exists( $option, $alloptions ) ) {
+				return;
+			}
+		}
+		$this->site_changed( sprintf( 'option %s %s from an admin screen', $option, $deleted ? 'deleted' : 'changed' ) );
+	}
+
+	/**
+	 * Whether an option is WordPress's (or this plugin's) bookkeeping.
+	 *
+	 * @param string $option Option name.
+	 * @return bool
+	 */
+	private function is_ignored_option( $option ) {
+		/**
+		 * Options whose changes from admin screens never invalidate the site. An entry ending in
+		 * `*` matches a prefix, one starting with `*` a suffix.
+		 *
+		 * @param string[] $options Option names or patterns.
+		 */
+		foreach ( (array) apply_filters( 'varnish_edge_ignored_options', self::IGNORED_OPTIONS ) as $pattern ) {
+			$pattern = (string) $pattern;
+			if ( $pattern === $option
+				|| ( '*' === substr( $pattern, -1 ) && 0 === strpos( $option, substr( $pattern, 0, -1 ) ) )
+				|| ( '*' === substr( $pattern, 0, 1 ) && substr( $option, -( strlen( $pattern ) - 1 ) ) === substr( $pattern, 1 ) ) ) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/* ------------------------------------------- plugins, themes, core updates */
+
+	/**
+	 * Actions `activated_plugin` / `deactivated_plugin`: a plugin may change any page.
+	 *
+	 * @param string $plugin       Plugin file.
+	 * @param bool   $network_wide Network-wide.
+	 */
+	public function on_plugin_toggled( $plugin, $network_wide = false ) {
+		$this->site_changed( sprintf( 'plugin %s %s', sanitize_text_field( (string) $plugin ), 'activated_plugin' === current_action() ? 'activated' : 'deactivated' ) );
+	}
+
+	/**
+	 * Action `upgrader_process_complete`: plugins, themes, core or translations installed or
+	 * updated.
+	 *
+	 * @param \WP_Upgrader|null $upgrader Upgrader.
+	 * @param array             $extra    Details (`type`, `action`, `plugins`, `themes`).
+	 */
+	public function on_upgrade( $upgrader = null, $extra = array() ) {
+		$extra = is_array( $extra ) ? $extra : array();
+		$type  = sanitize_key( (string) ( $extra['type'] ?? 'unknown' ) );
+		$names = array();
+		foreach ( array( 'plugins', 'themes' ) as $list ) {
+			foreach ( (array) ( $extra[ $list ] ?? array() ) as $name ) {
+				$names[] = sanitize_text_field( (string) $name );
+			}
+		}
+		foreach ( array( 'plugin', 'theme' ) as $one ) {
+			if ( isset( $extra[ $one ] ) && is_string( $extra[ $one ] ) ) {
+				$names[] = sanitize_text_field( $extra[ $one ] );
+			}
+		}
+		$this->site_changed( trim( sprintf( '%s %s %s', $type, sanitize_key( (string) ( $extra['action'] ?? 'update' ) ), implode( ', ', array_slice( $names, 0, 10 ) ) ) ) );
+	}
+
+	/**
+	 * Action `_core_updated_successfully`.
+	 *
+	 * @param string $version New version.
+	 */
+	public function on_core_updated( $version = '' ) {
+		$this->site_changed( 'WordPress updated to ' . sanitize_text_field( (string) $version ) );
 	}
 
 	/* ---------------------------------------------------------------- users */
@@ -427,7 +613,44 @@ class Related_Changes {
 	 */
 	public function on_attachment_changed( $attachment_id ) {
 		$attachment_id = (int) $attachment_id;
-		$this->queue( $this->attachment_shown( $attachment_id, $this->posts_embedding_attachment( $attachment_id ), sprintf( 'attachment %d changed', $attachment_id ) ) );
+		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d changed', $attachment_id ) ) );
+	}
+
+	/**
+	 * Action `add_attachment`: created in this request, so no cached page can show it yet.
+	 *
+	 * @param int $attachment_id Attachment id.
+	 */
+	public function on_attachment_added( $attachment_id ) {
+		$this->new_attachments[ (int) $attachment_id ] = true;
+	}
+
+	/**
+	 * Actions `added_post_meta` / `updated_post_meta` / `deleted_post_meta`: an attachment's alt
+	 * text or file changed (also when written without an attachment update, as the media
+	 * modal and the REST API write alt text).
+	 *
+	 * @param int|int[] $meta_id   Meta id(s).
+	 * @param int       $object_id Post id.
+	 * @param string    $meta_key  Meta key.
+	 */
+	public function on_attachment_meta( $meta_id, $object_id, $meta_key ) {
+		$object_id = (int) $object_id;
+		if ( ! in_array( $meta_key, self::ATTACHMENT_META, true ) || isset( $this->attachment_meta[ $object_id ] ) || 'attachment' !== get_post_type( $object_id ) ) {
+			return;
+		}
+		$this->attachment_meta[ $object_id ] = (string) $meta_key;
+		// Decided at the end of the request: WordPress writes the file meta of a new upload
+		// before `add_attachment` says it is new.
+		$this->queue->defer(
+			function () use ( $object_id ) {
+				$key = $this->attachment_meta[ $object_id ] ?? '';
+				unset( $this->attachment_meta[ $object_id ] );
+				if ( ! isset( $this->new_attachments[ $object_id ] ) && 'attachment' === get_post_type( $object_id ) ) {
+					$this->queue( $this->attachment_shown( $object_id, sprintf( 'attachment %d changed (%s)', $object_id, $key ) ) );
+				}
+			}
+		);
 	}
 
 	/**
@@ -441,7 +664,7 @@ class Related_Changes {
 	public function on_attachment_deleted( $attachment_id ) {
 		$attachment_id = (int) $attachment_id;
 		$files         = Attachment_Files::urls( $attachment_id, wp_get_attachment_metadata( $attachment_id ), get_post_meta( $attachment_id, '_wp_attachment_backup_sizes', true ) );
-		$this->queue( $this->attachment_shown( $attachment_id, $this->posts_embedding_attachment( $attachment_id ), sprintf( 'attachment %d deleted', $attachment_id ) )->urls( $files ) );
+		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d deleted', $attachment_id ) )->urls( $files ) );
 	}
 
 	/**
@@ -490,52 +713,34 @@ class Related_Changes {
 			}
 			return;
 		}
-		$ids = $this->posts_embedding_attachment( $attachment_id );
-		if ( null === $before && ! $ids ) {
-			// A new upload: the attachment had no metadata when the request started, so its sizes
-			// are being generated now, under file names WordPress just made unique, and no post
-			// shows it yet. Nothing cached can show these files; purging would send a webhook per
-			// upload for nothing. (A repaired upload that a post already embeds is purged.)
+		if ( null === $before && isset( $this->new_attachments[ $attachment_id ] ) ) {
+			// A new upload: created in this request, its sizes generated now under file names
+			// WordPress just made unique. Nothing cached can show these files or the attachment;
+			// purging would send a webhook per upload for nothing. (A repaired upload of an
+			// older attachment is purged.)
 			return;
 		}
 		$after = Attachment_Files::urls( $attachment_id, wp_get_attachment_metadata( $attachment_id ) );
-		$this->queue( $this->attachment_shown( $attachment_id, $ids, sprintf( 'attachment %d files changed', $attachment_id ) )->urls( array_merge( (array) $before, $after ) ) );
+		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d files changed', $attachment_id ) )->urls( array_merge( (array) $before, $after ) ) );
 	}
 
 	/**
-	 * Invalidation of what shows an attachment: its page, its REST item and the posts embedding it.
+	 * Invalidation of what shows an attachment, hard (an alt text or caption correction may be a
+	 * removal): its page, its REST item, and every page that rendered it, which carries its
+	 * `e-N` key (image, gallery item, featured image, image block) — one key purge instead of a
+	 * search through the posts.
 	 *
 	 * @param int    $attachment_id Attachment id.
-	 * @param int[]  $ids           Posts embedding it.
 	 * @param string $reason        Reason.
 	 * @return Invalidation
 	 */
-	private function attachment_shown( $attachment_id, array $ids, $reason ) {
+	private function attachment_shown( $attachment_id, $reason ) {
 		$s    = $this->scheme();
-		$inv  = ( new Invalidation() )->tags( array( $s->post( $attachment_id ), $s->rest_post( $attachment_id ) ) );
+		$inv  = ( new Invalidation() )->tags( array( $s->post( $attachment_id ), $s->rest_post( $attachment_id ), $s->embedded( $attachment_id ) ) )->reason( $reason );
 		$link = get_permalink( $attachment_id );
 		if ( is_string( $link ) ) {
 			$inv->urls( array( $link ) );
 		}
-		return $this->detector->posts_embedding( $inv, $ids, $reason );
-	}
-
-	/**
-	 * Published posts that embed an attachment: featured image, `wp-image-N` class, block ids, or
-	 * its file name (any size, scaled, rotated or edited copy: the stem of the uploaded name).
-	 *
-	 * @param int $attachment_id Attachment id.
-	 * @return int[]
-	 */
-	private function posts_embedding_attachment( $attachment_id ) {
-		global $wpdb;
-		$ids  = array_map( 'intval', $wpdb->get_col( $wpdb->prepare( "SELECT post_id FROM {$wpdb->postmeta} WHERE meta_key = '_thumbnail_id' AND meta_value = %s", (string) $attachment_id ) ) );
-		$ids  = array_merge( $ids, $this->detector->posts_containing( 'wp-image-' . $attachment_id . '"' ), $this->detector->posts_containing( '"id":' . $attachment_id . ',' ), $this->detector->posts_containing( '"id":' . $attachment_id . '}' ) );
-		$file = get_post_meta( $attachment_id, '_wp_attached_file', true );
-		$stem = is_string( $file ) ? preg_replace( '/(-scaled|-rotated|-e\d{13})*\.[^.\/]+$/', '', $file ) : '';
-		if ( is_string( $stem ) && '' !== wp_basename( $stem ) ) {
-			$ids = array_merge( $ids, $this->detector->posts_containing( $stem ) );
-		}
-		return array_values( array_unique( $ids ) );
+		return $inv;
 	}
 }

@@ -22,6 +22,9 @@ class Surrogate_Keys {
 	/** @var bool */
 	private $buffering = false;
 
+	/** @var bool The page was flushed before it was complete: the keys sent may miss some. */
+	private $partial = false;
+
 	/** @var bool Inside get_post_class(), which shows term slugs only (as CSS classes). */
 	private $in_post_class = false;
 
@@ -102,9 +105,12 @@ class Surrogate_Keys {
 	 * @return string
 	 */
 	public function finish( $html, $phase ) {
-		// Normally the final flush; an earlier explicit flush sends what is known by then.
+		// Normally the final flush. A theme flushing earlier sends the headers with what is known
+		// by then: keys of what renders later are missing, so that response must not get the
+		// long TTL (it stays on the microcache).
 		if ( $this->buffering && ( $phase & ( PHP_OUTPUT_HANDLER_FINAL | PHP_OUTPUT_HANDLER_FLUSH ) ) ) {
 			$this->buffering = false;
+			$this->partial   = ! ( $phase & PHP_OUTPUT_HANDLER_FINAL );
 			$this->send_headers();
 		}
 		return $html;
@@ -127,11 +133,34 @@ class Surrogate_Keys {
 	 * @param int|null $status Response status; null for the current one.
 	 */
 	private function emit_headers( $status = null ) {
+		$this->add_filtered_keys();
 		foreach ( $this->scheme()->header_lines( $this->keys() ) as $line ) {
 			header( 'xkey: ' . $line, false );
 		}
+		if ( $this->partial ) {
+			return;
+		}
 		foreach ( $this->surrogate_control( $status ) as $name => $value ) {
 			header( $name . ': ' . $value );
+		}
+	}
+
+	/**
+	 * Keys other plugins and themes add to the current response (`varnish_edge_response_keys`).
+	 */
+	private function add_filtered_keys() {
+		/**
+		 * Keys to add to the current anonymous response, as names without the namespace (e.g.
+		 * `shop`, `product-cat-12`): purge them later with `varnish_edge_purge_keys`.
+		 *
+		 * @param string[] $keys Key names.
+		 */
+		$names  = (array) apply_filters( 'varnish_edge_response_keys', array() );
+		$scheme = $this->scheme();
+		foreach ( $names as $name ) {
+			if ( is_scalar( $name ) && '' !== trim( (string) $name ) ) {
+				$this->add( array( $scheme->custom( (string) $name ) ) );
+			}
 		}
 	}
 
@@ -447,8 +476,79 @@ class Surrogate_Keys {
 			case 'core/latest-posts':
 				$this->add( array( $s->listing( 'home' ) ) );
 				break;
+			case 'core/block':
+				if ( ! empty( $block['attrs']['ref'] ) ) {
+					$this->add( array( $s->embedded( (int) $block['attrs']['ref'] ) ) );
+				}
+				break;
 		}
 		return $html;
+	}
+
+	/**
+	 * Records that the page renders an attachment, so that editing it (alt text, caption,
+	 * title, description, files) is one purge of its key instead of a search through posts.
+	 *
+	 * @param int $attachment_id Attachment id.
+	 */
+	private function add_attachment( $attachment_id ) {
+		if ( $attachment_id > 0 && ! is_admin() ) {
+			$this->add( array( $this->scheme()->embedded( (int) $attachment_id ) ) );
+		}
+	}
+
+	/**
+	 * Filter `wp_get_attachment_url`: any use of an attachment's file (images, galleries,
+	 * featured images, file links, REST media).
+	 *
+	 * @param string $url     URL.
+	 * @param int    $post_id Attachment id.
+	 * @return string
+	 */
+	public function on_attachment_url( $url, $post_id = 0 ) {
+		$this->add_attachment( (int) $post_id );
+		return $url;
+	}
+
+	/**
+	 * Filter `wp_get_attachment_image_attributes`: an image tag built from the attachment (its
+	 * alt text; galleries, featured images).
+	 *
+	 * @param array         $attr       Attributes.
+	 * @param \WP_Post|null $attachment Attachment.
+	 * @return array
+	 */
+	public function on_attachment_image_attributes( $attr, $attachment = null ) {
+		if ( $attachment instanceof \WP_Post ) {
+			$this->add_attachment( (int) $attachment->ID );
+		}
+		return $attr;
+	}
+
+	/**
+	 * Filter `wp_content_img_tag`: an image in post content with a `wp-image-N` class (its
+	 * srcset and sizes come from the attachment's metadata).
+	 *
+	 * @param string $tag           Image tag.
+	 * @param string $context       Context.
+	 * @param int    $attachment_id Attachment id.
+	 * @return string
+	 */
+	public function on_content_img_tag( $tag, $context = '', $attachment_id = 0 ) {
+		$this->add_attachment( (int) $attachment_id );
+		return $tag;
+	}
+
+	/**
+	 * Filter `wp_get_attachment_caption`: an attachment's caption shown.
+	 *
+	 * @param string $caption Caption.
+	 * @param int    $post_id Attachment id.
+	 * @return string
+	 */
+	public function on_attachment_caption( $caption, $post_id = 0 ) {
+		$this->add_attachment( (int) $post_id );
+		return $caption;
 	}
 
 	/**
