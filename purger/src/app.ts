@@ -9,9 +9,12 @@ import { errorHandler } from './http-errors.js';
 import { Ingest } from './ingest.js';
 import type { Metrics } from './metrics.js';
 import { eventsRoute } from './routes/events.js';
+import { checkReadAccess } from './bearer.js';
 import { healthRoute } from './routes/health.js';
+import { metricsRoute } from './routes/metrics.js';
 import { purgeRoute } from './routes/purge.js';
 import { receiptsRoute } from './routes/receipts.js';
+import { ReadAuthHeaders } from './schemas.js';
 import type { StreamLog } from './stream-log.js';
 
 export interface AppDeps {
@@ -55,14 +58,20 @@ export async function buildApp(deps: AppDeps) {
       info: { title: 'purger', description: 'Signed content-change webhooks to Varnish invalidations (docs/protocol.md)', version: '1' },
     },
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  const readTokens = [config.readToken, config.operatorToken].filter((t): t is string => t !== undefined);
+  app.get(
+    '/openapi.json',
+    { schema: { hide: true, headers: ReadAuthHeaders }, onRequest: async (request) => checkReadAccess(request.headers.authorization, readTokens) },
+    async () => app.swagger(),
+  );
 
-  await app.register(healthRoute, { redis: deps.redis, metrics: deps.metrics, workerNodes: deps.workerNodes });
+  await app.register(healthRoute, { redis: deps.redis, workerNodes: deps.workerNodes });
+  await app.register(metricsRoute, { redis: deps.redis, metrics: deps.metrics, readTokens });
   if (config.role !== 'worker') {
     const ingest = new Ingest(deps.log, config.sites, deps.metrics, config.tagPrefixes);
     await app.register(eventsRoute, { ingest, secrets: config.webhookSecrets, toleranceS: config.timestampToleranceS, metrics: deps.metrics });
     await app.register(purgeRoute, { ingest, token: config.operatorToken, metrics: deps.metrics });
-    await app.register(receiptsRoute, { log: deps.log, liveNodeMaxAgeMs: Math.max(10_000, config.pollMs * 5) });
+    await app.register(receiptsRoute, { log: deps.log, liveNodeMaxAgeMs: Math.max(10_000, config.pollMs * 5), readTokens });
   }
   return app;
 }

@@ -20,6 +20,8 @@ export interface Config {
   redisPrefix: string;
   webhookSecrets: WebhookSecret[];
   operatorToken: string | undefined;
+  /** bearer token for receipts, /metrics and /openapi.json (the operator token works too) */
+  readToken: string | undefined;
   /** sent as X-Purge-Token on every PURGE/PURGEKEYS/BAN (VARNISH_PURGE_TOKEN[_FILE]); never logged */
   varnishPurgeToken: string | undefined;
   sites: string[];
@@ -156,6 +158,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('PURGER_OPERATOR_TOKEN: must be at least 16 characters');
   }
 
+  const readToken = secretFromEnv(env, 'PURGER_READ_TOKEN', problems);
+  if (readToken !== undefined && !HEADER_TOKEN.test(readToken)) {
+    problems.push('PURGER_READ_TOKEN: must be 16 to 512 visible ASCII characters without spaces');
+  }
+
   const varnishPurgeToken = secretFromEnv(env, 'VARNISH_PURGE_TOKEN', problems);
   if (varnishPurgeToken !== undefined && !HEADER_TOKEN.test(varnishPurgeToken)) {
     problems.push('VARNISH_PURGE_TOKEN: must be 16 to 512 visible ASCII characters without spaces (it is sent as the X-Purge-Token header)');
@@ -225,6 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix,
     webhookSecrets,
     operatorToken,
+    readToken,
     varnishPurgeToken,
     sites,
     tagPrefixes,

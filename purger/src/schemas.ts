@@ -70,6 +70,9 @@ export const SignedHeaders = Type.Object({
   'webhook-signature': Type.Optional(Type.String()),
 });
 
+/** receipts, /metrics and /openapi.json: `Authorization: Bearer <read or operator token>` */
+export const ReadAuthHeaders = Type.Object({ authorization: Type.Optional(Type.String()) });
+
 const NodeReceipt = Type.Object({
   node: Type.String(),
   state: Type.Union([Type.Literal('applied'), Type.Literal('pending'), Type.Literal('failed'), Type.Literal('skipped')]),

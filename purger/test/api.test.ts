@@ -2,7 +2,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, TEST_TOKEN, eventId, signedHeaders, tagEvent, urlEvent } from '../src/harness/stack.js';
+import { READ_AUTH, SITE, Stack, TEST_READ_TOKEN, TEST_TOKEN, eventId, signedHeaders, tagEvent, urlEvent } from '../src/harness/stack.js';
 import type { Service } from '../src/service.js';
 
 const ROTATED = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUItcm90YXRlZC05ODc2';
@@ -156,7 +156,7 @@ describe('hostile and malformed input', () => {
   });
 
   it('answers 400 for a malformed receipt id and 404 for unknown routes, as JSON', async () => {
-    const bad = await svc.app.inject({ method: 'GET', url: '/v1/events/a%20b' });
+    const bad = await svc.app.inject({ method: 'GET', url: '/v1/events/a%20b', headers: READ_AUTH });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toBeDefined();
     const none = await svc.app.inject({ method: 'GET', url: '/nope' });
@@ -173,7 +173,7 @@ describe('durable storage and duplicates', () => {
     expect(r.json()).toEqual({ accepted: events.map((e) => e.id), duplicates: [] });
     const entries = await redis.xrevrange('purger:log', '+', '-', 'COUNT', 3);
     expect(entries.map(([, f]) => JSON.parse(f[1]!).id).reverse()).toEqual(events.map((e) => e.id));
-    const receipt = await svc.app.inject({ method: 'GET', url: `/v1/events/${events[0]!.id}` });
+    const receipt = await svc.app.inject({ method: 'GET', url: `/v1/events/${events[0]!.id}`, headers: READ_AUTH });
     expect(receipt.statusCode).toBe(200);
     expect(receipt.json()).toMatchObject({ id: events[0]!.id, site: SITE, kind: 'urls', soft: false });
   });
@@ -234,7 +234,7 @@ describe('operator, receipts, health, OpenAPI, metrics', () => {
   });
 
   it('GET /v1/events/:id is 404 for an unknown event', async () => {
-    const r = await svc.app.inject({ method: 'GET', url: '/v1/events/nope-123' });
+    const r = await svc.app.inject({ method: 'GET', url: '/v1/events/nope-123', headers: READ_AUTH });
     expect(r.statusCode).toBe(404);
   });
 
@@ -245,11 +245,50 @@ describe('operator, receipts, health, OpenAPI, metrics', () => {
       return r.statusCode === 200 ? r : undefined;
     });
     expect(ready.json().checks.redis).toBe('ok');
-    const doc = (await svc.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const doc = (await svc.app.inject({ method: 'GET', url: '/openapi.json', headers: READ_AUTH })).json();
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/events', '/v1/purge', '/v1/events/{id}', '/healthz', '/readyz']));
-    const metrics = (await svc.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const metrics = (await svc.app.inject({ method: 'GET', url: '/metrics', headers: READ_AUTH })).body;
     expect(metrics).toMatch(/purger_events_received_total\{outcome="accepted"\} [1-9]/);
     expect(metrics).toMatch(/purger_events_received_total\{outcome="unauthorized"\} [1-9]/);
     expect(metrics).toContain('purger_redis_connected 1');
+  });
+});
+
+describe('read access (issue 13 item 10): receipts, metrics and the API document need a token', () => {
+  const reads = ['/v1/events/nope-123', '/v1/events/a%20b', '/metrics', '/openapi.json'];
+
+  it.each(reads)('%s: 401 without a token or with a wrong one, saying what to send', async (url) => {
+    const none = await svc.app.inject({ method: 'GET', url });
+    expect(none.statusCode).toBe(401);
+    expect(none.json()).toMatchObject({ error: 'unauthorized', message: expect.stringContaining('Authorization: Bearer <read token>') });
+    const wrong = await svc.app.inject({ method: 'GET', url, headers: { authorization: 'Bearer not-the-token-at-all' } });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.body).not.toContain(TEST_READ_TOKEN);
+    expect(wrong.body).not.toContain('purger_');
+  });
+
+  it('a receipt answers the read token and the operator token; health and readiness stay open', async () => {
+    const e = urlEvent(['/read/']);
+    expect((await inject({ site: SITE, events: [e] })).statusCode).toBe(202);
+    for (const token of [TEST_READ_TOKEN, TEST_TOKEN]) {
+      const r = await svc.app.inject({ method: 'GET', url: `/v1/events/${e.id}`, headers: { authorization: `Bearer ${token}` } });
+      expect(r.statusCode).toBe(200);
+      expect(r.json().id).toBe(e.id);
+      const m = await svc.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+      expect(m.statusCode).toBe(200);
+    }
+    expect((await svc.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect([200, 503]).toContain((await svc.app.inject({ method: 'GET', url: '/readyz' })).statusCode);
+  });
+
+  it('with no read or operator token configured, they stay closed and say how to open them', async () => {
+    const bare = await stack.service({ PURGER_ROLE: 'ingest', PURGER_READ_TOKEN: '', PURGER_OPERATOR_TOKEN: '' });
+    for (const url of reads) {
+      const r = await bare.app.inject({ method: 'GET', url, headers: { authorization: 'Bearer anything-at-all-0123' } });
+      expect(r.statusCode).toBe(401);
+      expect(r.json().message).toContain('set PURGER_READ_TOKEN');
+    }
+    expect((await bare.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    await stack.stopService(bare);
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { waitFor, type VarnishServer } from '../src/harness/processes.js';
-import { SITE, type Stack } from '../src/harness/stack.js';
+import { READ_AUTH, SITE, type Stack } from '../src/harness/stack.js';
 import type { Service } from '../src/service.js';
 
 /** Fetches each page through every node until it is a cache HIT. */
@@ -21,7 +21,7 @@ export interface NodeReceipt {
 }
 
 export async function receipt(svc: Service, id: string): Promise<{ nodes: NodeReceipt[] }> {
-  const r = await svc.app.inject({ method: 'GET', url: `/v1/events/${id}` });
+  const r = await svc.app.inject({ method: 'GET', url: `/v1/events/${id}`, headers: READ_AUTH });
   expect(r.statusCode).toBe(200);
   return r.json();
 }

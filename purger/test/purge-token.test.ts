@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { REPO_ROOT, freePort, waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, TEST_TOKEN, eventId, postEvents, tagEvent, urlEvent } from '../src/harness/stack.js';
+import { SITE, Stack, READ_AUTH, eventId, postEvents, tagEvent, urlEvent } from '../src/harness/stack.js';
 import { appliedEverywhere, receipt, warm } from './helpers.js';
 
 const TOKEN = 'purge-token-0123456789-abcdef';
@@ -68,7 +68,7 @@ describe('a Varnish node that requires X-Purge-Token', () => {
     const e = urlEvent(['/tok/file/']);
     expect((await postEvents(url, { site: SITE, events: [e] })).status).toBe(202);
     await waitFor('applied', async () => {
-      const r = await fetch(`${url}/v1/events/${e.id}`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+      const r = await fetch(`${url}/v1/events/${e.id}`, { headers: READ_AUTH });
       return r.status === 200 && ((await r.json()) as { nodes: { state: string }[] }).nodes.some((n) => n.state === 'applied');
     });
     expect((await stack.varnishes[0]!.get(SITE, '/tok/file/')).cache).toBe('MISS');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { REPO_ROOT, freePort, waitFor } from '../harness/processes.js';
-import { SITE, Stack, signedHeaders } from '../harness/stack.js';
+import { READ_AUTH, SITE, Stack, signedHeaders } from '../harness/stack.js';
 import { compareIds } from '../stream-log.js';
 
 const SUSTAINED_S = Number(process.env.BENCH_SUSTAINED_S ?? 10);
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     return events.length;
   };
   const requestsSent = async (): Promise<Record<string, number>> => {
-    const text = await (await fetch(`${base}/metrics`)).text();
+    const text = await (await fetch(`${base}/metrics`, { headers: READ_AUTH })).text();
     const out: Record<string, number> = {};
     for (const m of text.matchAll(/^purger_invalidations_sent_total\{node="([^"]+)",kind="[^"]+",outcome="ok"\} (\d+)/gm)) {
       out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);

@@ -12,6 +12,9 @@ import { Origin, REPO_ROOT, RedisServer, VarnishServer, freePort } from './proce
 
 export const TEST_SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 export const TEST_TOKEN = 'operator-token-0123456789';
+export const TEST_READ_TOKEN = 'read-token-0123456789-abcdef';
+/** headers for receipts, /metrics and /openapi.json */
+export const READ_AUTH = { authorization: `Bearer ${TEST_READ_TOKEN}` };
 export const SITE = 'example.test';
 
 export function secretOf(s: string): WebhookSecret {
@@ -58,6 +61,7 @@ export class Stack {
       REDIS_URL: redis.url,
       PURGER_WEBHOOK_SECRETS: TEST_SECRET,
       PURGER_OPERATOR_TOKEN: TEST_TOKEN,
+      PURGER_READ_TOKEN: TEST_READ_TOKEN,
       PURGER_SITES: SITE,
       VARNISH_NODES: varnishes.map((v) => v.node).join(','),
       PURGER_REDIS_PREFIX: 'purger',

@@ -1,12 +1,10 @@
-// GET /healthz (process alive), /readyz (Redis reachable; worker: nodes known), /metrics.
+// GET /healthz (process alive), /readyz (Redis reachable; worker: nodes known): open to anyone.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Redis } from 'ioredis';
-import type { Metrics } from '../metrics.js';
 
 export interface HealthRouteOptions {
   redis: Redis;
-  metrics: Metrics;
   /** undefined when this process runs no worker */
   workerNodes: (() => number) | undefined;
 }
@@ -33,10 +31,5 @@ export const healthRoute: FastifyPluginAsyncTypebox<HealthRouteOptions> = async 
       if (n === 0) ok = false;
     }
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', checks });
-  });
-
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics', hide: true } }, async (_req, reply) => {
-    opts.metrics.redisConnected.set(opts.redis.status === 'ready' ? 1 : 0);
-    return reply.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
   });
 };

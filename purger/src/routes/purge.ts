@@ -1,7 +1,8 @@
 // POST /v1/purge: the same invalidations for operators (bearer token).
-import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { bearerMatches, bearerOf } from '../bearer.js';
 import { HttpError } from '../http-errors.js';
 import type { Ingest } from '../ingest.js';
 import type { Metrics } from '../metrics.js';
@@ -14,14 +15,11 @@ export interface PurgeRouteOptions {
   metrics: Metrics;
 }
 
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-
-/** Constant-time bearer check (hashing first makes the lengths equal). */
+/** Constant-time operator bearer check. */
 export function checkBearer(header: string | undefined, token: string | undefined): void {
   if (token === undefined) throw new HttpError(401, 'unauthorized', 'operator purges are disabled: PURGER_OPERATOR_TOKEN is not set');
-  const m = /^Bearer\s+(\S+)$/i.exec(header ?? '');
-  if (!m) throw new HttpError(401, 'unauthorized', 'missing "Authorization: Bearer <operator token>" header');
-  if (!timingSafeEqual(digest(m[1]!), digest(token))) throw new HttpError(401, 'unauthorized', 'the bearer token does not match PURGER_OPERATOR_TOKEN');
+  if (bearerOf(header) === undefined) throw new HttpError(401, 'unauthorized', 'missing "Authorization: Bearer <operator token>" header');
+  if (!bearerMatches(header, [token])) throw new HttpError(401, 'unauthorized', 'the bearer token does not match PURGER_OPERATOR_TOKEN');
 }
 
 export const purgeRoute: FastifyPluginAsyncTypebox<PurgeRouteOptions> = async (app, opts) => {

@@ -1,15 +1,18 @@
 // GET /v1/events/:id: where an event stands on every node.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { checkReadAccess } from '../bearer.js';
 import { HttpError } from '../http-errors.js';
 import type { StoredEvent } from '../normalize.js';
-import { ErrorReply, ID_PATTERN, Receipt, type ReceiptT } from '../schemas.js';
+import { ErrorReply, ID_PATTERN, ReadAuthHeaders, Receipt, type ReceiptT } from '../schemas.js';
 import { compareIds, type StreamLog } from '../stream-log.js';
 
 export interface ReceiptsRouteOptions {
   log: StreamLog;
   /** nodes whose worker heartbeat is older than this are not listed as pending */
   liveNodeMaxAgeMs: number;
+  /** read or operator token: receipts name nodes and carry their errors */
+  readTokens: string[];
 }
 
 export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = async (app, opts) => {
@@ -18,9 +21,12 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
     {
       schema: {
         summary: 'Receipt: per node applied, pending, failed or skipped, with xkey/purge invalidation counts',
+        headers: ReadAuthHeaders,
         params: Type.Object({ id: Type.String({ pattern: ID_PATTERN }) }),
-        response: { 200: Receipt, 400: ErrorReply, 404: ErrorReply, 503: ErrorReply },
+        response: { 200: Receipt, 400: ErrorReply, 401: ErrorReply, 404: ErrorReply, 503: ErrorReply },
       },
+      // onRequest, so an unauthenticated caller learns nothing, not even whether an id is valid.
+      onRequest: async (request) => checkReadAccess(request.headers.authorization, opts.readTokens),
     },
     async (request) => {
       let h: Record<string, string>;

@@ -1,0 +1,27 @@
+// GET /metrics: Prometheus text, behind the read token (node addresses, sites and error counts
+// are not for anyone who can reach the port).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Redis } from 'ioredis';
+import { checkReadAccess } from '../bearer.js';
+import type { Metrics } from '../metrics.js';
+import { ReadAuthHeaders } from '../schemas.js';
+
+export interface MetricsRouteOptions {
+  redis: Redis;
+  metrics: Metrics;
+  readTokens: string[];
+}
+
+export const metricsRoute: FastifyPluginAsyncTypebox<MetricsRouteOptions> = async (app, opts) => {
+  app.get(
+    '/metrics',
+    {
+      schema: { summary: 'Prometheus metrics (bearer: read or operator token)', hide: true, headers: ReadAuthHeaders },
+      onRequest: async (request) => checkReadAccess(request.headers.authorization, opts.readTokens),
+    },
+    async (_req, reply) => {
+      opts.metrics.redisConnected.set(opts.redis.status === 'ready' ? 1 : 0);
+      return reply.type(opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics());
+    },
+  );
+};
