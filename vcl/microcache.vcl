@@ -75,11 +75,12 @@ sub mc_policy_error_ttl {
 
 sub vcl_recv {
     call mc_recv_strip_internal;
-    call mc_recv_health;
-    call mc_recv_normalize_host;
     call mc_recv_method;
+    call mc_recv_normalize_host;
+    call mc_recv_health;
     call mc_recv_normalize_url;
     call mc_recv_invalidation;
+    call mc_recv_write_methods;
     call mc_recv_static;
     call mc_recv_bypass;
     call mc_recv_strip_cookies;
@@ -105,7 +106,7 @@ sub mc_recv_strip_internal {
 
 # Load balancers ask Varnish itself; the origin is never touched.
 sub mc_recv_health {
-    if (req.url == "/varnish-health") {
+    if (req.url == "/varnish-health" && (req.method == "GET" || req.method == "HEAD")) {
         return (synth(200, "OK"));
     }
 }
@@ -120,30 +121,35 @@ sub mc_recv_normalize_host {
             set req.url = "/" + req.url;
         }
     }
+    # HTTP/1.0 allows a request without Host; nothing here would know which
+    # site it is for, and letting it pass skipped every check below.
     if (!req.http.host) {
-        if (req.proto ~ "^(?i)HTTP/1\.1") {
-            return (synth(400, "Host header required"));
-        }
-        return (pass);
+        return (synth(400, "Host header required"));
     }
     set req.http.host = std.tolower(req.http.host);
     set req.http.host = regsub(req.http.host, ":(80|443)$", "");
     set req.http.host = regsub(req.http.host, "\.(:[0-9]+)?$", "\1");
 }
 
-# Read methods are cached, write methods go straight through, invalidation
-# methods are handled below, anything else is refused.
+# First check of all: a method this VCL does not handle (TRACE, CONNECT,
+# made-up ones) is refused before any other code path can send it on.
 sub mc_recv_method {
     if (req.method == "GET" || req.method == "HEAD" || req.method == "PURGE" ||
-        req.method == "PURGEKEYS" || req.method == "BAN") {
+        req.method == "PURGEKEYS" || req.method == "BAN" || req.method == "POST" ||
+        req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE" ||
+        req.method == "OPTIONS") {
         return;
     }
-    if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
-        req.method == "DELETE" || req.method == "OPTIONS") {
+    return (synth(405, "Method not allowed"));
+}
+
+# Write methods go straight through (cookies kept). Invalidation methods have
+# been answered by now, so only GET and HEAD go on to the cache.
+sub mc_recv_write_methods {
+    if (req.method != "GET" && req.method != "HEAD") {
         set req.http.x-mc-bypass = "method";
         return (pass);
     }
-    return (synth(405, "Method not allowed"));
 }
 
 # Equivalent URLs share one object: no fragment, no tracking parameters,
