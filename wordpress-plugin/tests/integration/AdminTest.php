@@ -76,6 +76,34 @@ class AdminTest extends VE_TestCase {
 		$this->assertStringNotContainsString( 'whsec_', $wrong['message'], 'secrets are never printed' );
 	}
 
+	/**
+	 * Issue 13 item 8: the purger URL may point at any internal host, so what it answers is never
+	 * echoed: the status code and a generic, actionable message only.
+	 */
+	public function test_test_connection_never_echoes_the_response_body() {
+		Environment::receiver_status( 400 ); // Body: {"error":"storage","message":"forced by test"}.
+		$refused = $this->admin->test_connection();
+		$this->assertFalse( $refused['ok'] );
+		$this->assertStringContainsString( 'HTTP 400', $refused['message'] );
+		$this->assertStringNotContainsString( 'forced by test', $refused['message'] );
+		$this->assertStringNotContainsString( 'storage', $refused['message'] );
+		Environment::receiver_status( 0 );
+
+		// Pointed at another internal service (here the WordPress site itself): its 404 page stays private.
+		$saved = get_option( 'varnish_edge_settings' );
+		update_option( 'varnish_edge_settings', array_merge( $saved, array( 'purger_url' => Environment::home() ) ) );
+		try {
+			$other = $this->admin->test_connection();
+		} finally {
+			update_option( 'varnish_edge_settings', $saved );
+		}
+		$this->assertFalse( $other['ok'] );
+		$this->assertStringContainsString( 'HTTP 404', $other['message'] );
+		$this->assertStringContainsString( 'Check the purger URL', $other['message'] );
+		$this->assertStringNotContainsString( 'Edge Test', $other['message'], 'the site title from the page body' );
+		$this->assertLessThan( 300, strlen( $other['message'] ) );
+	}
+
 	public function test_purge_handler_requires_capability_and_nonce() {
 		$editor = wp_insert_user( array( 'user_login' => 'ed' . wp_generate_password( 4, false ), 'user_pass' => 'x', 'role' => 'editor' ) );
 		wp_set_current_user( $editor );

@@ -11,20 +11,56 @@ class CliCommandTest extends VE_TestCase {
 
 	private $lines = array();
 
-	private function cli() {
-		$this->lines = array();
+	private $questions = array();
+
+	private function cli( $answer = false ) {
+		$this->lines     = array();
+		$this->questions = array();
 		return new CLI_Command(
 			function ( $level, $message ) {
 				if ( 'error' === $level ) {
 					throw new VE_CliError( $message );
 				}
 				$this->lines[] = "$level: $message";
+			},
+			function ( $question, $assoc_args ) use ( $answer ) {
+				// WP_CLI::confirm(): returns on yes (or --yes), exits on anything else.
+				$this->questions[] = $question;
+				if ( ! $answer && empty( $assoc_args['yes'] ) ) {
+					throw new VE_CliError( 'declined' );
+				}
 			}
 		);
 	}
 
+	/** Issue 11: `purge all` asks before purging the whole site, unless --yes. */
+	public function test_purge_all_asks_for_confirmation_unless_yes() {
+		try {
+			$this->cli( false )->purge( array( 'all' ) );
+			$this->fail( 'purge all must ask first' );
+		} catch ( VE_CliError $e ) {
+			$this->assertSame( 'declined', $e->getMessage() );
+		}
+		$this->assertCount( 1, $this->questions );
+		$this->assertStringContainsString( 'Purge every cached page', $this->questions[0] );
+		$this->end_request();
+		$this->assertSame( array(), Environment::webhooks(), 'declined: nothing sent' );
+
+		$this->cli( true )->purge( array( 'all' ) );
+		$this->assertTrue( $this->sent_all() );
+
+		Environment::clear_webhooks();
+		$this->cli( false )->purge( array( 'all' ), array( 'yes' => true ) );
+		$this->assertSame( array(), $this->questions, '--yes does not ask' );
+		$this->assertTrue( $this->sent_all() );
+
+		Environment::clear_webhooks();
+		$this->cli( false )->purge( array( 'url', home_url( '/about/' ) ) );
+		$this->assertSame( array(), $this->questions, 'narrow purges do not ask' );
+	}
+
 	public function test_purge_all_url_post_key() {
-		$this->cli()->purge( array( 'all' ) );
+		$this->cli()->purge( array( 'all' ), array( 'yes' => true ) );
 		$this->assertTrue( $this->sent_all() );
 		$this->assertStringStartsWith( 'success:', $this->lines[0] );
 
@@ -75,7 +111,7 @@ class CliCommandTest extends VE_TestCase {
 	public function test_outbox_status_and_flush() {
 		Environment::stop_receiver();
 		try {
-			$this->cli()->purge( array( 'all' ) );
+			$this->cli()->purge( array( 'all' ), array( 'yes' => true ) );
 			$this->fail( 'delivery to a dead purger is reported' );
 		} catch ( VE_CliError $e ) {
 			$this->assertStringContainsString( 'Queued in the outbox', $e->getMessage() );

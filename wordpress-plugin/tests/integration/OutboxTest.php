@@ -156,6 +156,183 @@ class OutboxTest extends VE_TestCase {
 		$this->assertSame( Outbox::table(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
 	}
 
+	private function tag_event( $id, array $tags ) {
+		return array( 'id' => $id, 'kind' => 'tags', 'tags' => $tags, 'soft' => false, 'reason' => 'r', 'time' => gmdate( 'Y-m-d\TH:i:s\Z' ) );
+	}
+
+	private function message_ids() {
+		global $wpdb;
+		return $wpdb->get_col( 'SELECT message_id FROM ' . Outbox::table() . ' ORDER BY id' );
+	}
+
+	/** Issue 14: a 413 is split in halves (new webhook ids, same event ids) until every part fits. */
+	public function test_413_splits_the_batch_in_halves_until_it_fits() {
+		$outbox = Plugin::instance()->outbox;
+		$events = array();
+		$tags   = array();
+		for ( $i = 0; $i < 8; $i++ ) {
+			$chunk = array();
+			for ( $j = 0; $j < 40; $j++ ) {
+				$chunk[] = "wpt-split-$i-$j";
+			}
+			$tags     = array_merge( $tags, $chunk );
+			$events[] = $this->tag_event( "wp-split-$i", $chunk );
+		}
+		$outbox->enqueue( Environment::site(), $events );
+		$original = $this->message_ids()[0];
+		// Two of these events fit, three do not.
+		$two = strlen( wp_json_encode( array( 'site' => Environment::site(), 'events' => array_slice( $events, 0, 2 ) ), JSON_UNESCAPED_SLASHES ) );
+		Environment::receiver_control( 'max-bytes ' . ( $two + 20 ) );
+
+		$outbox->process( true, 50 );
+
+		$hooks = Environment::webhooks();
+		$this->assertSame( array( 413 => 3, 202 => 4 ), array_count_values( array_column( $hooks, 'status' ) ), '8 -> 4+4 -> 2+2+2+2' );
+		$this->assertEqualsCanonicalizing( array_column( $events, 'id' ), array_column( Environment::accepted_events(), 'id' ), 'every event once, ids kept' );
+		$this->assertEqualsCanonicalizing( $tags, $this->sent_tags() );
+		$ok_ids = array();
+		foreach ( $hooks as $hook ) {
+			if ( 202 === $hook['status'] ) {
+				$ok_ids[] = $hook['webhook_id'];
+			}
+		}
+		$this->assertNotContains( $original, $ok_ids, 'a different payload gets its own webhook id' );
+		$this->assertSame( $ok_ids, array_unique( $ok_ids ) );
+		$stats = $outbox->stats();
+		$this->assertSame( 0, $stats['rows'] );
+		$this->assertSame( 0, $stats['dead'] );
+	}
+
+	/** Issue 14: one event is split by its keys; what cannot shrink is dead-lettered, not retried. */
+	public function test_413_splits_one_event_by_keys_and_dead_letters_what_cannot_shrink() {
+		$outbox = Plugin::instance()->outbox;
+		$tags   = array();
+		for ( $j = 0; $j < 64; $j++ ) {
+			$tags[] = "wpt-one-$j";
+		}
+		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-one', $tags ) ) );
+		$quarter = strlen( wp_json_encode( array( 'site' => Environment::site(), 'events' => array( $this->tag_event( 'wp-one.2.2', array_slice( $tags, 48, 16 ) ) ) ), JSON_UNESCAPED_SLASHES ) );
+		Environment::receiver_control( 'max-bytes ' . ( $quarter + 5 ) );
+		$outbox->process( true, 50 );
+		$this->assertEqualsCanonicalizing( $tags, $this->sent_tags() );
+		$this->assertEqualsCanonicalizing( array( 'wp-one.1.1', 'wp-one.1.2', 'wp-one.2.1', 'wp-one.2.2' ), array_column( Environment::accepted_events(), 'id' ) );
+		$this->assertSame( 0, $outbox->stats()['rows'] );
+
+		// A single key that is still too large: dead-lettered at once (and its full-purge fallback too).
+		Environment::clear_webhooks();
+		Environment::receiver_control( 'max-bytes 50' );
+		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-huge', array( 'wpt-huge' ) ) ) );
+		$outbox->process( true, 50 );
+		$this->assertSame( array( 413, 413 ), array_column( Environment::webhooks(), 'status' ), 'the batch, then its full-purge fallback; no retries' );
+		$stats = $outbox->stats();
+		$this->assertSame( 0, $stats['rows'] );
+		$this->assertSame( 2, $stats['dead'] );
+		$this->assertStringContainsString( 'HTTP 413', $stats['dead_reason'] );
+		$outbox->process( true, 50 );
+		$this->assertCount( 2, Environment::webhooks(), 'dead letters are not retried' );
+	}
+
+	/**
+	 * Issue 14: 400 and 403 are permanent: the refused batch is dead-lettered at once (visible with
+	 * its reason), merged neighbours still go out, and a full purge with its own id replaces it.
+	 */
+	public function test_400_and_403_are_dead_lettered_at_once_and_replaced_by_a_full_purge() {
+		$outbox = Plugin::instance()->outbox;
+		Environment::stop_receiver();
+		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-good-1', array( 'wpt-good-1' ) ) ) );
+		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-bad', array( 'wpt-bad' ) ) ) );
+		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-good-2', array( 'wpt-good-2' ) ) ) );
+		$bad_id = $this->message_ids()[1];
+		Environment::start_receiver();
+		Environment::receiver_control( 'refuse-tag wpt-bad 400' );
+
+		$outbox->process( true, 50 );
+
+		$hooks = Environment::webhooks();
+		$this->assertSame( 400, $hooks[0]['status'], 'the merged batch' );
+		$this->assertCount( 3, $hooks[0]['body']['events'] );
+		$this->assertEqualsCanonicalizing( array( 'wpt-good-1', 'wpt-good-2' ), $this->sent_tags() );
+		$this->assertTrue( $this->sent_all(), 'a full purge replaces the refused batch' );
+		$bad_sends = array_values(
+			array_filter(
+				$hooks,
+				static function ( $hook ) {
+					return in_array( 'wp-bad', array_column( $hook['body']['events'], 'id' ), true );
+				}
+			)
+		);
+		$this->assertCount( 2, $bad_sends, 'merged once, alone once, never again' );
+		foreach ( $hooks as $hook ) {
+			if ( 'all' === $hook['body']['events'][0]['kind'] ) {
+				$this->assertNotSame( $bad_id, $hook['webhook_id'], 'the replacement has its own webhook id' );
+			}
+		}
+		$stats = $outbox->stats();
+		$this->assertSame( 0, $stats['rows'] );
+		$this->assertSame( 1, $stats['dead'] );
+		$this->assertStringContainsString( 'HTTP 400', $stats['dead_reason'] );
+		$this->assertStringNotContainsString( 'forced by test', $stats['dead_reason'], 'the body is not repeated' );
+		$this->assertFalse( wp_next_scheduled( Outbox::CRON_HOOK ) && $stats['rows'], 'nothing left to retry' );
+
+		// Visible in Site Health and the status panel, with the reason.
+		$health = ( new \VarnishEdge\Site_Health( Plugin::instance()->settings, $outbox ) )->run();
+		$this->assertSame( 'critical', $health['status'] );
+		$this->assertStringContainsString( 'refused by the purger', $health['description'] );
+		$this->assertStringContainsString( 'HTTP 400', $health['description'] );
+		$admin = new \VarnishEdge\Admin_Page( Plugin::instance()->settings, $outbox, Plugin::instance()->queue, Plugin::instance()->manual );
+		ob_start();
+		$admin->render();
+		$html = ob_get_clean();
+		$this->assertStringContainsString( 'Refused by the purger', $html );
+		$this->assertStringContainsString( '1 batch, not retried', $html );
+
+		$count = count( Environment::webhooks() );
+		$this->make_due();
+		$outbox->process( true, 50 );
+		$this->assertCount( $count, Environment::webhooks(), 'a dead letter is not retried by the schedule' );
+
+		// The cause fixed, "Deliver outbox now" sends it again.
+		Environment::receiver_control( '0' );
+		Environment::clear_webhooks();
+		$outbox->retry_dead();
+		$outbox->process( true, 50 );
+		$this->assertSame( array( 'wpt-bad' ), $this->sent_tags() );
+		$this->assertSame( 0, $outbox->stats()['dead'] );
+
+		// 403 (site not allowed): the batch and its fallback are dead at once, one request each.
+		Environment::clear_webhooks();
+		Environment::receiver_status( 403 );
+		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-forbidden', array( 'wpt-forbidden' ) ) ) );
+		$outbox->process( true, 50 );
+		$this->assertSame( array( 403, 403 ), array_column( Environment::webhooks(), 'status' ) );
+		$stats = $outbox->stats();
+		$this->assertSame( 0, $stats['rows'] );
+		$this->assertSame( 2, $stats['dead'] );
+		$this->assertStringContainsString( 'HTTP 403', $stats['dead_reason'] );
+		$this->assertStringContainsString( Environment::site(), $stats['dead_reason'], 'says which site to allow' );
+	}
+
+	/** Issue 14: the full purge that replaces an undeliverable batch is a new payload with a new webhook id. */
+	public function test_dead_letter_after_max_attempts_gets_its_own_webhook_id() {
+		global $wpdb;
+		$outbox = Plugin::instance()->outbox;
+		Environment::receiver_status( 503 );
+		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-old', array( 'wpt-old' ) ) ) );
+		$original = $this->message_ids()[0];
+		$wpdb->query( $wpdb->prepare( 'UPDATE ' . Outbox::table() . ' SET attempts = %d', Outbox::MAX_ATTEMPTS - 1 ) );
+		$outbox->process( true );
+		$this->assertSame( $original, Environment::webhooks()[0]['webhook_id'] );
+		$row = $wpdb->get_row( 'SELECT * FROM ' . Outbox::table() );
+		$this->assertSame( 'all', json_decode( $row->events, true )[0]['kind'] );
+
+		Environment::receiver_status( 0 );
+		$outbox->process( true );
+		$hooks = Environment::webhooks();
+		$this->assertSame( 202, $hooks[1]['status'] );
+		$this->assertSame( 'all', $hooks[1]['body']['events'][0]['kind'] );
+		$this->assertNotSame( $original, $hooks[1]['webhook_id'], 'a different payload never reuses the webhook id' );
+	}
+
 	private function assertNotWPError( $value ) {
 		$this->assertFalse( is_wp_error( $value ), is_wp_error( $value ) ? $value->get_error_message() : '' );
 	}

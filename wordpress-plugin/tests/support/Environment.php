@@ -247,6 +247,11 @@ final class Environment {
 		} );
 	}
 
+	/** Raw receiver control: `max-bytes N`, `refuse-tag TAG CODE`, `delay N`, a status code, or '0'. */
+	public static function receiver_control( $command ) {
+		file_put_contents( self::$receiver_control, (string) $command );
+	}
+
 	/** Answer every webhook with this HTTP status (0 = normal). */
 	public static function receiver_status( $code ) {
 		file_put_contents( self::$receiver_control, (string) (int) $code );

@@ -2,7 +2,8 @@
 /**
  * Webhook receiver for the tests: an independent Standard Webhooks verifier and protocol
  * validator (docs/protocol.md §1). Appends one JSON line per request to RECEIVER_LOG.
- * The answer is 202 unless RECEIVER_CONTROL names a file containing another status code.
+ * The answer is 202 unless RECEIVER_CONTROL names a file containing another status code, `delay N`,
+ * `max-bytes N` (413 for larger bodies) or `refuse-tag TAG CODE` (CODE for batches carrying TAG).
  */
 $log     = getenv( 'RECEIVER_LOG' );
 $secrets = array_filter( explode( ',', (string) getenv( 'RECEIVER_SECRETS' ) ) );
@@ -45,6 +46,18 @@ if ( $control && is_file( $control ) ) {
 	$forced = (int) $command;
 	if ( $forced ) {
 		answer( $forced, array( 'error' => 'storage', 'message' => 'forced by test' ), $entry );
+	}
+	// A purger with a smaller body limit: 413 past N bytes.
+	if ( preg_match( '/^max-bytes (\d+)$/', $command, $m ) && strlen( $raw ) > (int) $m[1] ) {
+		answer( 413, array( 'error' => 'too_large', 'message' => 'forced by test' ), $entry );
+	}
+	// A purger that refuses any batch carrying one tag with the given status.
+	if ( preg_match( '/^refuse-tag (\S+) (\d{3})$/', $command, $m ) ) {
+		foreach ( (array) ( $entry['body']['events'] ?? array() ) as $event ) {
+			if ( in_array( $m[1], (array) ( $event['tags'] ?? array() ), true ) ) {
+				answer( (int) $m[2], array( 'error' => 'refused', 'message' => 'forced by test' ), $entry );
+			}
+		}
 	}
 }
 if ( 'POST' !== $_SERVER['REQUEST_METHOD'] || '/v1/events' !== $entry['path'] ) {

@@ -52,4 +52,31 @@ class SettingsTest extends \PHPUnit\Framework\TestCase {
 		$this->assertSame( 3600, $out['ttl'] );
 		$this->assertSame( array(), get_settings_errors( Settings::OPTION ) );
 	}
+
+	/** Issue 13 item 8: only http(s) purger URLs, with an error that says so; nothing else is ever used. */
+	public function test_purger_url_scheme_is_http_or_https_with_a_clear_error() {
+		$settings = new Settings();
+		$old      = get_option( Settings::OPTION );
+		foreach ( array( 'ftp://purger:8090', 'gopher://127.0.0.1:6379/_INFO', 'file:///etc/passwd', 'javascript:alert(1)', 'purger:8090' ) as $url ) {
+			$GLOBALS['wp_settings_errors'] = array();
+			$out                           = $settings->sanitize( array( 'purger_url' => $url ) );
+			$this->assertSame( $old['purger_url'], $out['purger_url'], $url );
+			$errors = get_settings_errors( Settings::OPTION );
+			$this->assertCount( 1, $errors, $url );
+			$this->assertStringContainsString( 'must start with http:// or https://', $errors[0]['message'], $url );
+		}
+
+		// A value that bypassed the form (a direct option write, a constant) is never used.
+		$bad = static function () use ( $old ) {
+			return array_merge( $old, array( 'purger_url' => 'gopher://127.0.0.1:6379' ) );
+		};
+		add_filter( 'pre_option_' . Settings::OPTION, $bad );
+		try {
+			$this->assertSame( '', $settings->purger_url() );
+			$this->assertFalse( $settings->is_configured() );
+		} finally {
+			remove_filter( 'pre_option_' . Settings::OPTION, $bad );
+		}
+		$this->assertTrue( $settings->is_configured() );
+	}
 }

@@ -132,21 +132,25 @@ class Admin_Page {
 			echo esc_html( sprintf( _n( '%d secret configured. Leave empty to keep it.', '%d secrets configured. Leave empty to keep them.', $count, 'varnish-edge' ), $count ) );
 			echo ' ' . esc_html__( 'Several secrets may be comma-separated during rotation; the first one signs.', 'varnish-edge' ) . '</p>';
 		} else {
-			$value = $constant ? (string) $this->settings->get( $name ) : (string) $stored[ $name ];
+			$value  = $constant ? (string) $this->settings->get( $name ) : (string) $stored[ $name ];
+			$locked = $constant || ( 'purger_url' === $name && ! Settings::can_edit_purger_url() );
 			printf(
 				'<input type="%1$s" id="%2$s" name="%3$s" class="regular-text" value="%4$s" %5$s />',
 				'ttl' === $name ? 'number' : 'text',
 				esc_attr( $id ),
 				esc_attr( $field ),
 				esc_attr( $value ),
-				$constant ? 'readonly disabled' : ''
+				$locked ? 'readonly disabled' : ''
 			);
 			if ( 'namespace' === $name ) {
 				/* translators: %s: effective namespace. */
 				echo '<p class="description">' . esc_html( sprintf( __( 'Prefix of every surrogate key. Effective: %s', 'varnish-edge' ), $this->settings->key_namespace() ) ) . '</p>';
 			}
 			if ( 'purger_url' === $name ) {
-				echo '<p class="description">' . esc_html__( 'Base URL; events are POSTed to <base>/v1/events.', 'varnish-edge' ) . '</p>';
+				echo '<p class="description">' . esc_html__( 'Base URL (http:// or https://); events are POSTed to <base>/v1/events.', 'varnish-edge' ) . '</p>';
+				if ( ! $constant && ! Settings::can_edit_purger_url() ) {
+					echo '<p class="description">' . esc_html__( 'On a multisite network only network administrators can change the purger URL.', 'varnish-edge' ) . '</p>';
+				}
 			}
 		}
 		if ( $constant ) {
@@ -190,6 +194,13 @@ class Admin_Page {
 				$stats['events']
 			),
 			__( 'Last successful delivery', 'varnish-edge' ) => $status['last_success'] ? wp_date( 'Y-m-d H:i:s', $status['last_success'] ) : __( 'never', 'varnish-edge' ),
+			__( 'Refused by the purger', 'varnish-edge' )    => $stats['dead'] > 0 ? sprintf(
+				/* translators: 1: number of batches, 2: date, 3: the purger's answer. */
+				_n( '%1$d batch, not retried (latest %2$s — %3$s)', '%1$d batches, not retried (latest %2$s — %3$s)', $stats['dead'], 'varnish-edge' ),
+				$stats['dead'],
+				wp_date( 'Y-m-d H:i:s', $stats['dead_at'] ),
+				$stats['dead_reason']
+			) : __( 'none', 'varnish-edge' ),
 			__( 'Last error', 'varnish-edge' )               => '' !== $status['last_error'] ? wp_date( 'Y-m-d H:i:s', $status['last_error_at'] ) . ' — ' . $status['last_error'] : __( 'none', 'varnish-edge' ),
 		);
 		foreach ( $rows as $label => $value ) {
@@ -260,7 +271,7 @@ class Admin_Page {
 		if ( '' === $this->settings->purger_url() ) {
 			return array(
 				'ok'      => false,
-				'message' => __( 'Test failed: no purger URL is configured.', 'varnish-edge' ),
+				'message' => __( 'Test failed: no valid purger URL (http:// or https://) is configured.', 'varnish-edge' ),
 			);
 		}
 		if ( array() === $this->settings->secrets() ) {
@@ -297,6 +308,7 @@ class Admin_Page {
 	 */
 	public function handle_flush_outbox() {
 		$this->guard( 'manage_options', 'varnish_edge_flush_outbox' );
+		$this->outbox->retry_dead();
 		$report = $this->outbox->process( true, 50 );
 		$stats  = $this->outbox->stats();
 		if ( $report['failed'] ) {

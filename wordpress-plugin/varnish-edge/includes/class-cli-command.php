@@ -12,7 +12,7 @@ namespace VarnishEdge;
  *
  * ## EXAMPLES
  *
- *     wp varnish-edge purge all
+ *     wp varnish-edge purge all --yes
  *     wp varnish-edge purge url https://example.com/hello-world/
  *     wp varnish-edge purge post 42
  *     wp varnish-edge purge key home pl-42
@@ -25,12 +25,19 @@ class CLI_Command {
 	/** @var callable(string,string):void Output sink: ($level, $message). */
 	private $out;
 
+	/** @var callable(string,array):void Asks to go on; returns only when the answer is yes. */
+	private $confirm;
+
 	/**
 	 * Constructor.
 	 *
-	 * @param callable|null $out Output sink; defaults to WP_CLI (errors halt).
+	 * @param callable|null $out     Output sink; defaults to WP_CLI (errors halt).
+	 * @param callable|null $confirm Confirmation prompt; defaults to WP_CLI::confirm (exits on no).
 	 */
-	public function __construct( $out = null ) {
+	public function __construct( $out = null, $confirm = null ) {
+		$this->confirm = $confirm ? $confirm : static function ( $question, $assoc_args ) {
+			\WP_CLI::confirm( $question, $assoc_args );
+		};
 		$this->out = $out ? $out : static function ( $level, $message ) {
 			switch ( $level ) {
 				case 'error':
@@ -66,6 +73,9 @@ class CLI_Command {
 	 * [<target>...]
 	 * : URL, post ID, or keys (with or without the namespace prefix).
 	 *
+	 * [--yes]
+	 * : Purge the whole site without asking for confirmation.
+	 *
 	 * @param array $args       Positional.
 	 * @param array $assoc_args Named.
 	 */
@@ -75,6 +85,9 @@ class CLI_Command {
 		$rest   = array_slice( $args, 1 );
 		switch ( $what ) {
 			case 'all':
+				if ( empty( $assoc_args['yes'] ) ) {
+					call_user_func( $this->confirm, __( 'Purge every cached page of this site from Varnish? The next visitors will all reach WordPress.', 'varnish-edge' ), $assoc_args );
+				}
 				$inv = $plugin->manual->all( 'wp-cli' );
 				break;
 			case 'url':
@@ -142,7 +155,7 @@ class CLI_Command {
 	}
 
 	/**
-	 * Outbox status or delivery.
+	 * Outbox status, or deliver every pending batch now (batches the purger refused included).
 	 *
 	 * ## OPTIONS
 	 *
@@ -156,6 +169,7 @@ class CLI_Command {
 		$plugin = Plugin::instance();
 		$action = $args[0] ?? 'status';
 		if ( 'flush' === $action ) {
+			$plugin->outbox->retry_dead();
 			$report = $plugin->outbox->process( true, 100 );
 			$stats  = $plugin->outbox->stats();
 			if ( $report['failed'] ) {
@@ -181,5 +195,7 @@ class CLI_Command {
 		$this->say( 'line', sprintf( __( 'Last successful delivery: %s', 'varnish-edge' ), $status['last_success'] ? gmdate( 'c', $status['last_success'] ) : __( 'never', 'varnish-edge' ) ) );
 		/* translators: %s: error. */
 		$this->say( 'line', sprintf( __( 'Last error: %s', 'varnish-edge' ), '' !== $status['last_error'] ? $status['last_error'] : __( 'none', 'varnish-edge' ) ) );
+		/* translators: 1: number of batches, 2: the purger's answer. */
+		$this->say( 'line', $stats['dead'] ? sprintf( __( 'Refused by the purger (not retried until outbox flush): %1$d, latest: %2$s', 'varnish-edge' ), $stats['dead'], $stats['dead_reason'] ) : __( 'Refused by the purger: none', 'varnish-edge' ) );
 	}
 }

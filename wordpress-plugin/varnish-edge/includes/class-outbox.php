@@ -11,10 +11,13 @@ namespace VarnishEdge;
  * A custom table of pending batches. Every batch is written here first, then delivered; rows are
  * claimed with a lock token so concurrent requests and cron never send the same row at once.
  * Failed rows back off exponentially; past a size limit the backlog collapses to one "all" event.
+ * Permanent refusals are not retried: a batch too large (413) is split in halves, a batch refused
+ * as invalid or for an unknown site (400, 403, …) is dead-lettered: kept, visible with its reason,
+ * not retried until an administrator delivers the outbox by hand, and replaced by a whole-site purge.
  */
 class Outbox {
 
-	const DB_VERSION      = '1';
+	const DB_VERSION      = '2';
 	const DB_OPTION       = 'varnish_edge_db_version';
 	const STATUS_OPTION   = 'varnish_edge_status';
 	const MAX_ROWS        = 200;
@@ -23,6 +26,12 @@ class Outbox {
 	const LOCK_SECONDS    = 60;
 	const EVENTS_PER_SEND = 500;
 	const CRON_HOOK       = 'varnish_edge_process_outbox';
+	const DEAD_KEEP_DAYS  = 7;
+
+	/**
+	 * Answers that no retry of the same request can change.
+	 */
+	const PERMANENT_CODES = array( 400, 403, 413, 415, 422 );
 
 	/** @var Webhook_Client */
 	private $client;
@@ -67,6 +76,8 @@ class Outbox {
 				lock_token varchar(40) NOT NULL DEFAULT '',
 				last_error text NULL,
 				created_at bigint(20) unsigned NOT NULL DEFAULT 0,
+				solo tinyint(1) unsigned NOT NULL DEFAULT 0,
+				dead_at bigint(20) unsigned NOT NULL DEFAULT 0,
 				PRIMARY KEY  (id),
 				KEY due (next_attempt_at),
 				KEY lock_token (lock_token)
@@ -92,26 +103,60 @@ class Outbox {
 	 * @return int Row id.
 	 */
 	public function enqueue( $site, array $events ) {
-		global $wpdb;
 		if ( array() === $events ) {
 			return 0;
 		}
+		$id = $this->insert( $site, Site_Scope::confine( $events ) );
+		$this->maybe_collapse( $site );
+		return $id;
+	}
+
+	/**
+	 * Insert one row with a new webhook id (a new payload always gets a new id).
+	 *
+	 * @param string $site   Site host.
+	 * @param array  $events Events.
+	 * @param array  $extra  Column overrides (attempts, solo, created_at).
+	 * @return int Row id.
+	 */
+	private function insert( $site, array $events, array $extra = array() ) {
+		global $wpdb;
+		$now = time();
 		$wpdb->insert(
 			self::table(),
 			array(
-				'message_id'      => 'msg_' . bin2hex( random_bytes( 12 ) ),
+				'message_id'      => self::new_message_id(),
 				'site'            => $site,
-				'events'          => wp_json_encode( array_values( $events ), JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE ),
+				'events'          => self::encode( $events ),
 				'event_count'     => count( $events ),
-				'next_attempt_at' => time(),
-				'created_at'      => time(),
+				'attempts'        => (int) ( $extra['attempts'] ?? 0 ),
+				'next_attempt_at' => $now,
+				'created_at'      => (int) ( $extra['created_at'] ?? $now ),
 				'last_error'      => '',
+				'solo'            => empty( $extra['solo'] ) ? 0 : 1,
 			),
-			array( '%s', '%s', '%s', '%d', '%d', '%d', '%s' )
+			array( '%s', '%s', '%s', '%d', '%d', '%d', '%d', '%s', '%d' )
 		);
-		$id = (int) $wpdb->insert_id;
-		$this->maybe_collapse( $site );
-		return $id;
+		return (int) $wpdb->insert_id;
+	}
+
+	/**
+	 * A new webhook id.
+	 *
+	 * @return string
+	 */
+	private static function new_message_id() {
+		return 'msg_' . bin2hex( random_bytes( 12 ) );
+	}
+
+	/**
+	 * Events as stored.
+	 *
+	 * @param array $events Events.
+	 * @return string
+	 */
+	private static function encode( array $events ) {
+		return (string) wp_json_encode( array_values( $events ), JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE );
 	}
 
 	/**
@@ -122,6 +167,7 @@ class Outbox {
 	 * @return array{sent:int,events:int,failed:int,error:string}
 	 */
 	public function process( $force = false, $max_batches = 10 ) {
+		$this->prune_dead();
 		$report = array(
 			'sent'   => 0,
 			'events' => 0,
@@ -137,6 +183,9 @@ class Outbox {
 			if ( $result['ok'] ) {
 				++$report['sent'];
 				$report['events'] += array_sum( wp_list_pluck( $rows, 'event_count' ) );
+			} elseif ( ! empty( $result['handled'] ) ) {
+				// Split or dead-lettered: what is left is due now, carry on.
+				$report['error'] = $result['error'];
 			} else {
 				++$report['failed'];
 				$report['error'] = $result['error'];
@@ -160,7 +209,7 @@ class Outbox {
 		$token = bin2hex( random_bytes( 16 ) );
 		$due   = $force ? PHP_INT_MAX : $now;
 		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
-		$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET lock_token = %s, locked_until = %d WHERE locked_until < %d AND next_attempt_at <= %d ORDER BY id LIMIT 50", $token, $now + self::LOCK_SECONDS, $now, $due ) );
+		$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET lock_token = %s, locked_until = %d WHERE dead_at = 0 AND locked_until < %d AND next_attempt_at <= %d ORDER BY id LIMIT 50", $token, $now + self::LOCK_SECONDS, $now, $due ) );
 		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT * FROM {$table} WHERE lock_token = %s ORDER BY id", $token ) );
 		if ( ! $rows ) {
@@ -171,7 +220,9 @@ class Outbox {
 		$events  = 0;
 		$site    = $rows[0]->site;
 		foreach ( $rows as $row ) {
-			if ( $row->site === $site && ( array() === $keep || $events + (int) $row->event_count <= self::EVENTS_PER_SEND ) ) {
+			// A solo row (split or isolated after a refusal) is always sent alone.
+			$alone = array() !== $keep && ( (int) $keep[0]->solo || (int) $row->solo );
+			if ( ! $alone && $row->site === $site && ( array() === $keep || $events + (int) $row->event_count <= self::EVENTS_PER_SEND ) ) {
 				$keep[]  = $row;
 				$events += (int) $row->event_count;
 			} else {
@@ -185,10 +236,11 @@ class Outbox {
 	}
 
 	/**
-	 * Send claimed rows as one webhook; delete on success, back off on failure.
+	 * Send claimed rows as one webhook; delete on success, split or dead-letter on a permanent
+	 * refusal, back off on any other failure.
 	 *
 	 * @param array<int,object> $rows Rows.
-	 * @return array{ok:bool,code:int,error:string,accepted:int}
+	 * @return array{ok:bool,code:int,error:string,accepted:int,handled?:bool}
 	 */
 	private function deliver( array $rows ) {
 		global $wpdb;
@@ -208,29 +260,145 @@ class Outbox {
 			$this->record_status( true, count( $events ), '' );
 			return $result;
 		}
+		$this->record_status( false, 0, $result['error'] );
+		if ( in_array( (int) $result['code'], self::PERMANENT_CODES, true ) ) {
+			$this->refused( $rows, $events, $result );
+			$result['handled'] = true;
+			return $result;
+		}
 		foreach ( $rows as $row ) {
 			$attempts = (int) $row->attempts + 1;
-			if ( $attempts >= self::MAX_ATTEMPTS ) {
-				// Dead letter: replace with a whole-site purge so nothing is lost.
-				$wpdb->update( $table, array( 'events' => wp_json_encode( array( Event_Builder::all_event( 'undeliverable batch replaced by a full purge', time() ) ) ), 'event_count' => 1, 'attempts' => 0 ), array( 'id' => (int) $row->id ) );
-				$attempts = 1;
-			}
-			$wpdb->update(
-				$table,
-				array(
-					'attempts'        => $attempts,
-					'next_attempt_at' => time() + self::backoff( $attempts ),
-					'locked_until'    => 0,
-					'lock_token'      => '',
-					'last_error'      => $result['error'],
-				),
-				array( 'id' => (int) $row->id ),
-				array( '%d', '%d', '%d', '%s', '%s' ),
-				array( '%d' )
+			$update   = array(
+				'attempts'        => $attempts,
+				'next_attempt_at' => time() + self::backoff( $attempts ),
+				'locked_until'    => 0,
+				'lock_token'      => '',
+				'last_error'      => $result['error'],
 			);
+			if ( $attempts >= self::MAX_ATTEMPTS ) {
+				// Undeliverable for hours: replace with a whole-site purge so nothing is lost. A new
+				// payload gets a new webhook id (the purger may have stored the old id's receipt).
+				$update = array_merge(
+					$update,
+					array(
+						'message_id'  => self::new_message_id(),
+						'events'      => self::encode( array( Site_Scope::whole_site_event( 'undeliverable batch replaced by a full purge', time() ) ) ),
+						'event_count' => 1,
+						'attempts'    => 1,
+					)
+				);
+				$update['next_attempt_at'] = time() + self::backoff( 1 );
+			}
+			$wpdb->update( $table, $update, array( 'id' => (int) $row->id ) );
 		}
-		$this->record_status( false, 0, $result['error'] );
 		return $result;
+	}
+
+	/**
+	 * A permanent refusal. Several merged rows are first retried one by one, so one bad row cannot
+	 * hold the others back. A single row answered 413 is split in halves (new rows, new webhook
+	 * ids, the same event ids); any other refusal, or a 413 for one event that cannot be split,
+	 * dead-letters the row and queues a whole-site purge in its place.
+	 *
+	 * @param array<int,object> $rows   Claimed rows.
+	 * @param array             $events Their events.
+	 * @param array             $result Client result.
+	 */
+	private function refused( array $rows, array $events, array $result ) {
+		global $wpdb;
+		$table = self::table();
+		$ids   = implode( ',', array_map( 'intval', wp_list_pluck( $rows, 'id' ) ) );
+		if ( count( $rows ) > 1 ) {
+			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+			$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET solo = 1, locked_until = 0, lock_token = '', last_error = %s WHERE id IN ({$ids})", $result['error'] ) );
+			return;
+		}
+		$row    = $rows[0];
+		$halves = 413 === (int) $result['code'] ? self::halve( $events ) : null;
+		if ( null !== $halves ) {
+			foreach ( $halves as $half ) {
+				$this->insert(
+					$row->site,
+					$half,
+					array(
+						'solo'       => true,
+						'attempts'   => (int) $row->attempts,
+						'created_at' => (int) $row->created_at,
+					)
+				);
+			}
+			$wpdb->delete( $table, array( 'id' => (int) $row->id ), array( '%d' ) );
+			return;
+		}
+		$wpdb->update(
+			$table,
+			array(
+				'dead_at'      => time(),
+				'locked_until' => 0,
+				'lock_token'   => '',
+				'last_error'   => $result['error'],
+			),
+			array( 'id' => (int) $row->id ),
+			array( '%d', '%d', '%s', '%s' ),
+			array( '%d' )
+		);
+		if ( ! Site_Scope::only_whole_site( $events ) ) {
+			$reason = sprintf( 'batch refused by the purger (HTTP %d) replaced by a full purge', (int) $result['code'] );
+			$this->insert( $row->site, array( Site_Scope::whole_site_event( $reason, time() ) ), array( 'solo' => true ) );
+		}
+	}
+
+	/**
+	 * Two halves of a batch: its events, or the keys/URLs of its only event (event ids suffixed
+	 * `.1`/`.2`). Null when it cannot be split (one event with one item, or a whole-site event).
+	 *
+	 * @param array $events Events.
+	 * @return array<int,array>|null
+	 */
+	public static function halve( array $events ) {
+		$events = array_values( $events );
+		if ( count( $events ) > 1 ) {
+			return array_chunk( $events, (int) ceil( count( $events ) / 2 ) );
+		}
+		if ( 1 !== count( $events ) ) {
+			return null;
+		}
+		$event = $events[0];
+		$field = isset( $event['tags'] ) ? 'tags' : ( isset( $event['urls'] ) ? 'urls' : '' );
+		if ( '' === $field || count( (array) $event[ $field ] ) < 2 ) {
+			return null;
+		}
+		$out = array();
+		foreach ( array_chunk( array_values( (array) $event[ $field ] ), (int) ceil( count( $event[ $field ] ) / 2 ) ) as $n => $items ) {
+			$part           = $event;
+			$part[ $field ] = $items;
+			$id             = (string) ( $event['id'] ?? '' ) . '.' . ( $n + 1 );
+			$part['id']     = strlen( $id ) <= 128 ? $id : Event_Builder::event_id();
+			$out[]          = array( $part );
+		}
+		return $out;
+	}
+
+	/**
+	 * Forget dead letters older than DEAD_KEEP_DAYS.
+	 */
+	private function prune_dead() {
+		global $wpdb;
+		$table = self::table();
+		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$wpdb->query( $wpdb->prepare( "DELETE FROM {$table} WHERE dead_at > 0 AND dead_at < %d", time() - self::DEAD_KEEP_DAYS * DAY_IN_SECONDS ) );
+	}
+
+	/**
+	 * Put dead letters back in the queue (an administrator fixed the cause and delivers by hand).
+	 *
+	 * @return int Rows revived.
+	 */
+	public function retry_dead() {
+		global $wpdb;
+		$table = self::table();
+		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		return (int) $wpdb->query( $wpdb->prepare( "UPDATE {$table} SET dead_at = 0, solo = 1, attempts = 0, next_attempt_at = %d WHERE dead_at > 0", time() ) );
 	}
 
 	/**
@@ -265,26 +433,15 @@ class Outbox {
 	public function maybe_collapse( $site ) {
 		global $wpdb;
 		$table = self::table();
-		$stats = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(SUM(event_count),0) AS e FROM {$table}" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$stats = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(SUM(event_count),0) AS e FROM {$table} WHERE dead_at = 0" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		if ( ! $stats || ( (int) $stats->n <= self::MAX_ROWS && (int) $stats->e <= self::MAX_EVENTS ) ) {
 			return false;
 		}
 		$now   = time();
 		$token = 'collapse-' . bin2hex( random_bytes( 8 ) );
 		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
-		$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET lock_token = %s, locked_until = %d WHERE locked_until < %d AND site = %s", $token, $now + self::LOCK_SECONDS, $now, $site ) );
-		$wpdb->insert(
-			$table,
-			array(
-				'message_id'      => 'msg_' . bin2hex( random_bytes( 12 ) ),
-				'site'            => $site,
-				'events'          => wp_json_encode( array( Event_Builder::all_event( sprintf( 'outbox collapsed: %d pending batches', (int) $stats->n ), $now ) ) ),
-				'event_count'     => 1,
-				'next_attempt_at' => $now,
-				'created_at'      => $now,
-				'last_error'      => '',
-			)
-		);
+		$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET lock_token = %s, locked_until = %d WHERE dead_at = 0 AND locked_until < %d AND site = %s", $token, $now + self::LOCK_SECONDS, $now, $site ) );
+		$this->insert( $site, array( Site_Scope::whole_site_event( sprintf( 'outbox collapsed: %d pending batches', (int) $stats->n ), $now ) ) );
 		$wpdb->query( $wpdb->prepare( "DELETE FROM {$table} WHERE lock_token = %s", $token ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		return true;
 	}
@@ -292,19 +449,27 @@ class Outbox {
 	/**
 	 * Outbox statistics.
 	 *
-	 * @return array{rows:int,events:int,oldest:int,next_attempt:int,last_error:string}
+	 * Pending rows (`rows`, `events`, `oldest`, `next_attempt`, `last_error`) exclude dead letters;
+	 * `dead`, `dead_at` and `dead_reason` describe those (newest first).
+	 *
+	 * @return array{rows:int,events:int,oldest:int,next_attempt:int,last_error:string,dead:int,dead_at:int,dead_reason:string}
 	 */
 	public function stats() {
 		global $wpdb;
 		$table = self::table();
-		$row   = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(SUM(event_count),0) AS e, COALESCE(MIN(created_at),0) AS oldest, COALESCE(MIN(next_attempt_at),0) AS next_at FROM {$table}" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
-		$error = (string) $wpdb->get_var( "SELECT last_error FROM {$table} WHERE last_error <> '' ORDER BY id DESC LIMIT 1" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$row   = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(SUM(event_count),0) AS e, COALESCE(MIN(created_at),0) AS oldest, COALESCE(MIN(next_attempt_at),0) AS next_at FROM {$table} WHERE dead_at = 0" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$error = (string) $wpdb->get_var( "SELECT last_error FROM {$table} WHERE dead_at = 0 AND last_error <> '' ORDER BY id DESC LIMIT 1" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$dead  = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(MAX(dead_at),0) AS at FROM {$table} WHERE dead_at > 0" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$why   = (string) $wpdb->get_var( "SELECT last_error FROM {$table} WHERE dead_at > 0 ORDER BY dead_at DESC, id DESC LIMIT 1" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		return array(
 			'rows'         => (int) ( $row->n ?? 0 ),
 			'events'       => (int) ( $row->e ?? 0 ),
 			'oldest'       => (int) ( $row->oldest ?? 0 ),
 			'next_attempt' => (int) ( $row->next_at ?? 0 ),
 			'last_error'   => $error,
+			'dead'         => (int) ( $dead->n ?? 0 ),
+			'dead_at'      => (int) ( $dead->at ?? 0 ),
+			'dead_reason'  => $why,
 		);
 	}
 

@@ -75,7 +75,20 @@ class Settings {
 	 * @return string
 	 */
 	public function purger_url() {
-		return untrailingslashit( trim( (string) $this->get( 'purger_url' ) ) );
+		$url = untrailingslashit( trim( (string) $this->get( 'purger_url' ) ) );
+		// A value that bypassed the form (a constant, a direct option write) is used only when valid.
+		return '' !== $url && self::valid_url( $url ) ? $url : '';
+	}
+
+	/**
+	 * Whether the current user may change the purger URL: on multisite only network administrators
+	 * (the URL decides where this server sends requests); on a single site whoever may save the
+	 * settings page (options.php already requires manage_options).
+	 *
+	 * @return bool
+	 */
+	public static function can_edit_purger_url() {
+		return ! is_multisite() || current_user_can( 'manage_network_options' );
 	}
 
 	/**
@@ -205,11 +218,17 @@ class Settings {
 		$out   = $old;
 
 		if ( isset( $input['purger_url'] ) ) {
-			$url = trim( (string) $input['purger_url'] );
-			if ( '' === $url || self::valid_url( $url ) ) {
-				$out['purger_url'] = esc_url_raw( untrailingslashit( $url ), array( 'http', 'https' ) );
+			$url = untrailingslashit( trim( (string) $input['purger_url'] ) );
+			if ( $url === $old['purger_url'] ) {
+				$out['purger_url'] = $old['purger_url'];
+			} elseif ( ! self::can_edit_purger_url() ) {
+				$this->error( 'purger_url', __( 'Only network administrators can change the purger URL on a multisite network. The previous value was kept.', 'varnish-edge' ) );
+			} elseif ( '' !== $url && ! in_array( strtolower( (string) wp_parse_url( $url, PHP_URL_SCHEME ) ), array( 'http', 'https' ), true ) ) {
+				$this->error( 'purger_url', __( 'The purger URL must start with http:// or https:// (other schemes are refused). The previous value was kept.', 'varnish-edge' ) );
+			} elseif ( '' === $url || self::valid_url( $url ) ) {
+				$out['purger_url'] = esc_url_raw( $url, array( 'http', 'https' ) );
 			} else {
-				$this->error( 'purger_url', __( 'Purger URL must be an absolute http(s) URL. The previous value was kept.', 'varnish-edge' ) );
+				$this->error( 'purger_url', __( 'The purger URL must be an absolute URL with a host and no query string or fragment, such as http://purger:8090. The previous value was kept.', 'varnish-edge' ) );
 			}
 		}
 

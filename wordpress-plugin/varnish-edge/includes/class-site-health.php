@@ -77,10 +77,23 @@ class Site_Health {
 			/* translators: 1: time ago, 2: error message. */
 			$lines[] = sprintf( __( 'Last error (%1$s ago): %2$s', 'varnish-edge' ), human_time_diff( $status['last_error_at'] ), $status['last_error'] );
 		}
+		if ( $stats['dead'] > 0 ) {
+			$lines[] = sprintf(
+				/* translators: 1: number of batches, 2: time ago, 3: the purger's answer. */
+				_n( '%1$d batch was refused by the purger and will not be retried (a full purge was queued in its place); the latest %2$s ago: %3$s', '%1$d batches were refused by the purger and will not be retried (a full purge was queued in their place); the latest %2$s ago: %3$s', $stats['dead'], 'varnish-edge' ),
+				$stats['dead'],
+				human_time_diff( $stats['dead_at'] ),
+				$stats['dead_reason']
+			);
+			$lines[] = __( 'Fix the cause, then use "Deliver outbox now" on the settings page (or wp varnish-edge outbox flush) to send them again.', 'varnish-edge' );
+		}
 		if ( ! $this->settings->is_configured() ) {
 			$result['status'] = 'recommended';
 			$result['label']  = __( 'Varnish Edge is not connected to a purger', 'varnish-edge' );
 			array_unshift( $lines, __( 'Without a purger URL and secret, pages stay on the 1 second microcache.', 'varnish-edge' ) );
+		} elseif ( $stats['dead'] > 0 ) {
+			$result['status'] = 'critical';
+			$result['label']  = __( 'The purger refused some cache purges', 'varnish-edge' );
 		} elseif ( $stats['rows'] > 0 && $stats['oldest'] < time() - 300 ) {
 			$result['status'] = 'critical';
 			$result['label']  = __( 'Cache purges are not being delivered', 'varnish-edge' );

@@ -64,20 +64,54 @@ class Webhook_Client {
 			return $this->result( false, 0, sprintf( __( 'Could not reach the purger at %1$s: %2$s', 'varnish-edge' ), $this->settings->events_endpoint(), $response->get_error_message() ) );
 		}
 		$code = (int) wp_remote_retrieve_response_code( $response );
-		$json = json_decode( (string) wp_remote_retrieve_body( $response ), true );
 		if ( $code >= 200 && $code < 300 ) {
+			$json  = json_decode( (string) wp_remote_retrieve_body( $response ), true );
 			$count = is_array( $json ) ? count( (array) ( $json['accepted'] ?? array() ) ) + count( (array) ( $json['duplicates'] ?? array() ) ) : 0;
 			return $this->result( true, $code, '', $count );
 		}
-		$detail = '';
-		if ( is_array( $json ) ) {
-			$detail = trim( implode( ' ', array_filter( array( (string) ( $json['error'] ?? '' ), (string) ( $json['field'] ?? '' ), (string) ( $json['message'] ?? '' ) ) ) ) );
+		// The body is never repeated: the URL may point anywhere an administrator can type, and
+		// its answer is shown in notices, the status panel and Site Health.
+		return $this->result( false, $code, self::explain_status( $code, $this->settings->events_endpoint(), $site ) );
+	}
+
+	/**
+	 * A generic, actionable message for a non-2xx answer: the status code and what to check.
+	 *
+	 * @param int    $code     HTTP status.
+	 * @param string $endpoint Events endpoint.
+	 * @param string $site     Site host.
+	 * @return string
+	 */
+	public static function explain_status( $code, $endpoint, $site ) {
+		switch ( true ) {
+			case 400 === $code:
+				/* translators: %d: HTTP status code. */
+				return sprintf( __( 'The purger answered HTTP %d: it refused the events as invalid. Check that the plugin and the purger speak the same protocol version; the purger log names the field.', 'varnish-edge' ), $code );
+			case 401 === $code:
+				/* translators: %d: HTTP status code. */
+				return sprintf( __( 'The purger answered HTTP %d: the signature was not accepted. Check that the secret matches one of the purger\'s secrets for this site and that the server clock is correct.', 'varnish-edge' ), $code );
+			case 403 === $code:
+				/* translators: 1: HTTP status code, 2: site host. */
+				return sprintf( __( 'The purger answered HTTP %1$d: it does not accept the site %2$s. Add it to the purger\'s allowed sites (PURGER_SITES) or use a secret scoped to it.', 'varnish-edge' ), $code, $site );
+			case 404 === $code || 405 === $code:
+				/* translators: 1: HTTP status code, 2: endpoint URL. */
+				return sprintf( __( 'The purger answered HTTP %1$d: nothing accepts events at %2$s. Check the purger URL (its base URL, without /v1/events).', 'varnish-edge' ), $code, $endpoint );
+			case 413 === $code:
+				/* translators: %d: HTTP status code. */
+				return sprintf( __( 'The purger answered HTTP %d: the batch is larger than it accepts.', 'varnish-edge' ), $code );
+			case 429 === $code:
+				/* translators: %d: HTTP status code. */
+				return sprintf( __( 'The purger answered HTTP %d: too many requests from this site. The batch will be retried.', 'varnish-edge' ), $code );
+			case $code >= 500:
+				/* translators: %d: HTTP status code. */
+				return sprintf( __( 'The purger answered HTTP %d: it is temporarily unavailable. The batch will be retried.', 'varnish-edge' ), $code );
+			case $code >= 300 && $code < 400:
+				/* translators: 1: HTTP status code, 2: endpoint URL. */
+				return sprintf( __( 'The purger answered HTTP %1$d: %2$s redirects, and redirects are not followed. Use the final URL as the purger URL.', 'varnish-edge' ), $code, $endpoint );
+			default:
+				/* translators: 1: HTTP status code, 2: endpoint URL. */
+				return sprintf( __( 'The purger answered HTTP %1$d, which the Varnish Edge purger does not send. Check that %2$s is the purger\'s events endpoint.', 'varnish-edge' ), $code, $endpoint );
 		}
-		if ( '' === $detail ) {
-			$detail = substr( wp_strip_all_tags( (string) wp_remote_retrieve_body( $response ) ), 0, 200 );
-		}
-		/* translators: 1: HTTP status code, 2: HTTP reason phrase, 3: error detail from the purger. */
-		return $this->result( false, $code, sprintf( __( 'The purger answered HTTP %1$d %2$s: %3$s', 'varnish-edge' ), $code, wp_remote_retrieve_response_message( $response ), $detail ) );
 	}
 
 	/**
