@@ -5,7 +5,9 @@
 #   quick  shortened faults, hostile input, a bounded API fuzz run   (make test)
 #   chaos  every fault with the issue's durations                    (make chaos)
 #   soak   ten minutes of reads plus an event stream                 (make soak)
-# Results: reliability/results/<mode>.json. Checks can be chosen: run.sh quick faults/origin-down
+# Results: reliability/results/<mode>.json for chaos and soak (the published figures); quick, which
+# `make test` runs, writes .results/reliability/ (gitignored) so a test run rewrites no tracked
+# file. Checks can be chosen: run.sh quick faults/origin-down
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source stack/lib.sh
@@ -19,6 +21,7 @@ chaos) checks=("${@:-${CHAOS[@]}}") ;;
 soak) checks=() ;;
 *) echo "usage: $0 quick|chaos|soak [CHECK...]" >&2; exit 2 ;;
 esac
+[[ $mode == quick ]] && export REL_RESULTS_DIR=$STACK_REPO/.results/reliability
 
 read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
 STACK_DIR=$(mktemp -d /tmp/reliability-stack.XXXXXX)

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Lays out the WordPress tree under $STACK_DIR/wordpress (a copy of Debian's
-# /usr/share/wordpress, whose own wp-config.php reads /etc), links the plugin in, and
+# Lays out the WordPress tree under $STACK_DIR/wordpress (a copy of $WP_SOURCE, Debian's
+# /usr/share/wordpress by default, whose own wp-config.php reads /etc), links the plugin in, and
 # (with "install") installs the site, demo content and the plugin. Idempotent.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-src=/usr/share/wordpress
+src=$WP_SOURCE
 plugin=$STACK_REPO/wordpress-plugin/varnish-edge
 
 layout() {
-  [[ -f $src/wp-settings.php ]] || die "$src is missing (apt-get install wordpress)"
+  [[ -f $src/wp-settings.php ]] || die "$src/wp-settings.php is missing: no WordPress tree at WP_SOURCE=$src (Debian: apt-get install wordpress)"
   if [[ ! -f $WP_DIR/wp-settings.php ]]; then
     log "wordpress: copying $src to $WP_DIR"
     mkdir -p "$WP_DIR"
@@ -16,7 +16,14 @@ layout() {
     (cd "$src" && tar --exclude=./wp-config.php --exclude=./.htaccess \
       --exclude=./wp-content/languages -cf - .) | (cd "$WP_DIR" && tar -xf -)
   fi
-  mkdir -p "$WP_DIR/wp-content/uploads" "$WP_DIR/wp-content/plugins" "$WP_DIR/wp-content/mu-plugins"
+  mkdir -p "$WP_DIR/wp-content/uploads" "$WP_DIR/wp-content/plugins" "$WP_DIR/wp-content/mu-plugins" "$WP_DIR/wp-content/themes"
+  # Themes installed after the first copy (Debian ships each as its own package) join the tree.
+  local theme
+  for theme in "$src"/wp-content/themes/*/; do
+    [[ -d $theme && ! -e $WP_DIR/wp-content/themes/$(basename "$theme") ]] || continue
+    log "wordpress: adding theme $(basename "$theme")"
+    cp -a "${theme%/}" "$WP_DIR/wp-content/themes/"
+  done
   # Lets Varnish's probe (any Host) see /robots.txt instead of a canonical 301; same file as compose.
   cp "$STACK_REPO/stack/mu-plugins/edge-probe.php" "$WP_DIR/wp-content/mu-plugins/edge-probe.php"
   if [[ -d $plugin ]]; then

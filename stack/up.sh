@@ -23,6 +23,10 @@ is_running varnish || require_free_port "$VARNISH_PORT" VARNISH_PORT
 is_running purger  || require_free_port "$PURGER_PORT" PURGER_PORT
 is_running redis   || require_free_port "$REDIS_PORT" REDIS_PORT
 
+# A rerun may follow a fix (a theme installed, a PHP error mended): whatever Varnish cached while
+# the site was broken must not outlive it.
+varnish_was_running=0; is_running varnish && varnish_was_running=1
+
 "$STACK_REPO/stack/prepare-wordpress.sh" layout
 "$STACK_REPO/stack/render-config.sh"
 for svc in mariadb redis php-fpm nginx; do "$STACK_REPO/stack/services/$svc.sh" start; done
@@ -31,6 +35,10 @@ for svc in purger varnish wp-cron; do "$STACK_REPO/stack/services/$svc.sh" start
 
 wait_until 60 "WordPress through Varnish" http_ok "http://127.0.0.1:$VARNISH_PORT/" "$SITE_HOST" \
   || die "the site does not answer through Varnish; see $LOG_DIR/"
+if ((varnish_was_running)); then
+  varnishadm -n "$STACK_DIR/varnish" ban 'obj.status != 0' >/dev/null || die "cannot empty the running Varnish's cache (varnishadm ban)"
+fi
+"$STACK_REPO/stack/check-site.sh"
 cat <<MSG
 
   Site (through Varnish):  $SITE_URL/

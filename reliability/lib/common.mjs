@@ -309,8 +309,9 @@ export function processTree(pid) {
   return { kib, processes };
 }
 
+/** Published figures (chaos, soak) go to reliability/results; run.sh points `make test`'s elsewhere. */
 export function writeResult(repo, name, data) {
-  const dir = join(repo, 'reliability/results');
+  const dir = process.env.REL_RESULTS_DIR || join(repo, 'reliability/results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
   writeFileSync(file, `${JSON.stringify({ ...data, machine: machine() }, null, 2)}\n`);

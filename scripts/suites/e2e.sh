@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end suite: starts the native stack (stack/up.sh) on free loopback ports in a temporary
 # state directory, runs stack/e2e/e2e.mjs against it through Varnish, and tears it down even on
-# failure (its logs are printed when something failed).
+# failure (its logs are printed when something failed); then stack/e2e/site-check.test.mjs,
+# which starts broken stacks of its own.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source stack/lib.sh
@@ -41,4 +42,8 @@ E2E_APP_PASSWORD=$(stack/prepare-wordpress.sh app-password e2e) || { echo "e2e: 
 E2E_USER=$WP_ADMIN_USER E2E_ADMIN_PASSWORD=$ADMIN_PASSWORD E2E_APP_PASSWORD=$E2E_APP_PASSWORD \
   STACK_REPO=$STACK_REPO timeout 480 node stack/e2e/e2e.mjs
 rc=$?
+stack/down.sh >/dev/null 2>&1
+# make up on broken sites (no theme, PHP fatal, database down): its own stack, its own ports.
+echo "e2e: make up refuses a site that does not render (stack/e2e/site-check.test.mjs)"
+timeout 300 node --test stack/e2e/site-check.test.mjs || rc=1
 exit $rc

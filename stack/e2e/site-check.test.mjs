@@ -1,0 +1,90 @@
+// `make up` must not call a broken site ready (stack/check-site.sh). One native stack on free
+// loopback ports whose WordPress tree comes from a copy of Debian's without the default theme,
+// as on a machine that never installed wordpress-theme-twentytwentythree; then the theme is
+// installed and `make up` runs again; then the same stack with a PHP fatal error and with its
+// database stopped.
+// Run: node --test stack/e2e/site-check.test.mjs (scripts/suites/e2e.sh runs it).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync, execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const repo = resolve(import.meta.dirname, '../..');
+const THEME = 'twentytwentythree';
+const [varnish, web, purger, redis] = execFileSync('bash', ['-c', 'source stack/lib.sh; free_ports 4'], { cwd: repo, encoding: 'utf8' })
+  .trim().split(' ');
+const stackDir = mkdtempSync(join(tmpdir(), 'site-check-stack.'));
+const wpSource = mkdtempSync(join(tmpdir(), 'site-check-wp.'));
+chmodSync(wpSource, 0o755);   // the copy keeps the source's mode; the web server must read it
+const env = {
+  ...process.env, STACK_DIR: stackDir, VARNISH_PORT: varnish, WEB_PORT: web, PURGER_PORT: purger, REDIS_PORT: redis,
+  SITE_HOST: `localhost:${varnish}`, STACK_SKIP_DEPS: '1', DEMO_POSTS: '5', WP_SOURCE: wpSource,
+};
+const wpDir = join(stackDir, 'wordpress');
+
+/** Runs a stack script; returns its exit status and everything it printed. */
+function run(script, ...args) {
+  const r = spawnSync(join(repo, script), args, { cwd: repo, env, encoding: 'utf8', timeout: 240_000 });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+after(() => {
+  if (process.env.SITE_CHECK_KEEP) return;
+  run('stack/down.sh');
+  rmSync(stackDir, { recursive: true, force: true });
+  rmSync(wpSource, { recursive: true, force: true });
+});
+
+/** The home page through this stack's Varnish. */
+async function edgeHome() {
+  const r = await fetch(`http://127.0.0.1:${varnish}/`, { headers: { host: env.SITE_HOST } });
+  return { cache: r.headers.get('x-cache'), body: await r.text() };
+}
+
+test('make up fails and names the cause when the theme is not installed', async () => {
+  cpSync('/usr/share/wordpress', wpSource, { recursive: true, verbatimSymlinks: true });
+  rmSync(join(wpSource, 'wp-content/themes', THEME), { recursive: true, force: true });
+  const r = run('stack/up.sh');
+  assert.notEqual(r.status, 0, `make up succeeded without a theme:\n${r.out.slice(-2000)}`);
+  assert.match(r.out, new RegExp(`the site does not render: no theme: the active theme '${THEME}' is not installed`));
+  assert.match(r.out, /apt-get install wordpress-theme-twentytwentythree/);
+  assert.doesNotMatch(r.out, /Site \(through Varnish\)/, 'make up printed the ready banner');
+  // What a user saw before the check existed: an empty 200, cached.
+  await edgeHome();
+  const home = await edgeHome();
+  assert.equal(home.body.length, 0);
+  assert.equal(home.cache, 'HIT');
+});
+
+test('make up again once the theme is installed: ready, and the empty page Varnish cached is gone', async () => {
+  cpSync(join('/usr/share/wordpress/wp-content/themes', THEME), join(wpSource, 'wp-content/themes', THEME), { recursive: true });
+  assert.equal((await edgeHome()).body.length, 0, 'Varnish should still hold the empty home page from before the fix');
+  const r = run('stack/up.sh');
+  assert.equal(r.status, 0, r.out.slice(-2000));
+  assert.match(r.out, /wordpress: adding theme twentytwentythree/);
+  assert.match(r.out, /site renders: theme twentytwentythree, \d+ posts, home page from the origin and through Varnish/);
+  assert.match(r.out, /Site \(through Varnish\)/);
+  assert.ok((await edgeHome()).body.includes('wp-site-blocks'));
+});
+
+test('the check names a PHP fatal error', () => {
+  const broken = join(wpDir, 'wp-content/mu-plugins/site-check-fatal.php');
+  writeFileSync(broken, "<?php\nsite_check_undefined_function();\n");
+  try {
+    const r = run('stack/check-site.sh');
+    assert.notEqual(r.status, 0);
+    assert.match(r.out, /the site does not render: PHP error/);
+    assert.match(r.out, /site_check_undefined_function/);
+  } finally {
+    rmSync(broken, { force: true });
+  }
+});
+
+test('the check names the database when MariaDB is down', () => {
+  assert.equal(run('stack/services/mariadb.sh', 'stop').status, 0);
+  const r = run('stack/check-site.sh');
+  assert.notEqual(r.status, 0);
+  assert.match(r.out, /the site does not render: database: WordPress cannot connect to MariaDB/);
+});
