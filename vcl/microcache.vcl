@@ -386,6 +386,7 @@ sub vcl_backend_response {
     }
     call mc_fetch_ban_metadata;
     call mc_fetch_server_error;
+    call mc_fetch_client_error;
     call mc_fetch_compression;
     call mc_fetch_static;
     call mc_fetch_ttl;
@@ -411,6 +412,24 @@ sub mc_fetch_server_error {
         }
         unset beresp.http.Set-Cookie;
         call mc_policy_error_ttl;
+        return (deliver);
+    }
+}
+
+# A 4xx other than 404/410 (429 rate limit, 403, 400, 401) answers one
+# client's request, not the URL: never kept, never served stale to others.
+# Hit-for-miss lets the next request ask the origin, and a good answer
+# replaces it. A background refresh keeps the stale copy it was refreshing.
+sub mc_fetch_client_error {
+    if (beresp.status >= 400 && beresp.status < 500 &&
+        beresp.status != 404 && beresp.status != 410) {
+        if (bereq.is_bgfetch) {
+            return (abandon);
+        }
+        call mc_policy_uncacheable_ttl;
+        set beresp.grace = 0s;
+        set beresp.keep = 0s;
+        set beresp.uncacheable = true;
         return (deliver);
     }
 }
