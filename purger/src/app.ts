@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { errorHandler } from './http-errors.js';
 import { Ingest } from './ingest.js';
+import { TenantLimiter } from './tenant-limiter.js';
 import type { Metrics } from './metrics.js';
 import { eventsRoute } from './routes/events.js';
 import { checkReadAccess } from './bearer.js';
@@ -68,7 +69,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(healthRoute, { redis: deps.redis, workerNodes: deps.workerNodes });
   await app.register(metricsRoute, { redis: deps.redis, metrics: deps.metrics, readTokens });
   if (config.role !== 'worker') {
-    const ingest = new Ingest(deps.log, config.sites, deps.metrics, config.tagPrefixes);
+    const ingest = new Ingest(deps.log, config.sites, deps.metrics, config.tagPrefixes, new TenantLimiter(config.tenantLimits), config.tenantLimits);
     await app.register(eventsRoute, { ingest, secrets: config.webhookSecrets, toleranceS: config.timestampToleranceS, metrics: deps.metrics });
     await app.register(purgeRoute, { ingest, token: config.operatorToken, metrics: deps.metrics });
     await app.register(receiptsRoute, { log: deps.log, liveNodeMaxAgeMs: Math.max(10_000, config.pollMs * 5), readTokens });

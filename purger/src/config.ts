@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { normalizeSite, SITE_PATTERN } from './normalize.js';
 import { parseSecret, type WebhookSecret } from './signature.js';
+import type { TenantLimits } from './tenant-limiter.js';
 import { overlappingNamespaces, parseNamespace } from './tag-namespace.js';
 
 export type Role = 'all' | 'ingest' | 'worker';
@@ -46,6 +47,8 @@ export interface Config {
   pollMs: number;
   timestampToleranceS: number;
   bodyLimit: number;
+  /** per-site ingest caps (webhook route); perS 0 = unlimited */
+  tenantLimits: TenantLimits;
   logLevel: string;
   shutdownTimeoutMs: number;
 }
@@ -255,9 +258,20 @@ export function loadConfig(env: Env = process.env): Config {
     pollMs: int('PURGER_POLL_MS', 1000, 10, 60_000),
     timestampToleranceS: int('PURGER_TIMESTAMP_TOLERANCE_S', 300, 1, 3600),
     bodyLimit: int('PURGER_BODY_LIMIT', 1_048_576, 1024, 16 * 1_048_576),
+    tenantLimits: {
+      events: { perS: int('PURGER_TENANT_EVENTS_PER_S', 50, 0, 1_000_000), burst: int('PURGER_TENANT_EVENTS_BURST', 20_000, 1, 100_000_000) },
+      bytes: { perS: int('PURGER_TENANT_BYTES_PER_S', 262_144, 0, 1_073_741_824), burst: int('PURGER_TENANT_BYTES_BURST', 16_777_216, 1, 17_179_869_184) },
+    },
     logLevel,
     shutdownTimeoutMs: int('PURGER_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
   };
+  // A bucket smaller than the largest request would refuse that request for ever.
+  if (config.tenantLimits.events.perS > 0 && config.tenantLimits.events.burst < 500) {
+    problems.push('PURGER_TENANT_EVENTS_BURST: must be at least 500 (one webhook may carry 500 events)');
+  }
+  if (config.tenantLimits.bytes.perS > 0 && config.tenantLimits.bytes.burst < config.bodyLimit) {
+    problems.push(`PURGER_TENANT_BYTES_BURST: must be at least PURGER_BODY_LIMIT (${config.bodyLimit}), or the largest accepted body could never pass`);
+  }
   if (config.retryMaxMs < config.retryBaseMs) problems.push('PURGER_RETRY_MAX_MS: must be >= PURGER_RETRY_BASE_MS');
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -7,6 +7,8 @@ export class HttpError extends Error {
     readonly error: string,
     message: string,
     readonly field?: string,
+    /** extra response headers, e.g. Retry-After on 429 and 503 */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
@@ -47,6 +49,7 @@ export function describeValidation(v: ValidationIssue): { field: string; message
 
 export function errorHandler(this: unknown, err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (err instanceof HttpError) {
+    if (err.headers) void reply.headers(err.headers);
     void reply.code(err.statusCode).send({ error: err.error, message: err.message, ...(err.field ? { field: err.field } : {}) });
     return;
   }

@@ -6,6 +6,7 @@ import { HttpError } from './http-errors.js';
 import type { Metrics } from './metrics.js';
 import { toStoredEvent, type InputEvent, type StoredEvent } from './normalize.js';
 import type { StreamLog } from './stream-log.js';
+import type { TenantLimiter, TenantLimits } from './tenant-limiter.js';
 
 export interface IngestResult {
   accepted: string[];
@@ -20,11 +21,18 @@ export class Ingest {
     sites: string[],
     private readonly metrics: Metrics,
     private readonly tagPrefixes: Map<string, string> = new Map(),
+    private readonly limiter?: TenantLimiter,
+    private readonly limits?: TenantLimits,
   ) {
     this.sites = new Set(sites);
+    if (limiter) metrics.sources.tenantBudget = () => limiter.remaining();
   }
 
-  async accept(messageId: string, body: { site: string; events: InputEvent[] }, logger: FastifyBaseLogger): Promise<IngestResult> {
+  /**
+   * Stores a valid batch. `charge.bytes` (the webhook route) subjects it to the site's ingest cap
+   * after the allow-list and validation, before anything reaches Redis.
+   */
+  async accept(messageId: string, body: { site: string; events: InputEvent[] }, logger: FastifyBaseLogger, charge?: { bytes: number }): Promise<IngestResult> {
     const n = body.events.length;
     if (!this.sites.has(body.site)) {
       this.metrics.eventsReceived.inc({ outcome: 'forbidden' }, n);
@@ -40,13 +48,21 @@ export class Ingest {
       }
       stored.push(r);
     }
+    if (charge && this.limiter) this.enforceCap(body.site, n, charge.bytes, messageId, logger);
     let res;
     try {
       res = await this.log.append(messageId, body.site, stored);
     } catch (err) {
+      // Redis at maxmemory (noeviction) refuses the whole append script before its first write:
+      // nothing is stored, the sender keeps the batch and retries it. Never a lost event.
+      if (/\bOOM\b/.test(String(err))) {
+        this.metrics.eventsReceived.inc({ outcome: 'redis_full' }, n);
+        logger.error({ messageId, site: body.site }, 'Redis is at maxmemory: events refused with 503 (raise maxmemory or find what fills it)');
+        throw new HttpError(503, 'storage_full', 'Redis is out of memory (maxmemory reached), so the events were not stored; retry the same request later', undefined, { 'retry-after': '30' });
+      }
       this.metrics.eventsReceived.inc({ outcome: 'unavailable' }, n);
       logger.error({ err: String(err), messageId }, 'could not store events in Redis');
-      throw new HttpError(503, 'storage_unavailable', 'Redis is unreachable, so the events were not stored; retry the same request later');
+      throw new HttpError(503, 'storage_unavailable', 'Redis is unreachable, so the events were not stored; retry the same request later', undefined, { 'retry-after': '5' });
     }
     const accepted = res.accepted.map((e) => e.event.id);
     this.metrics.eventsReceived.inc({ outcome: 'accepted' }, accepted.length);
@@ -56,5 +72,22 @@ export class Ingest {
       'events stored',
     );
     return { accepted, duplicates: res.duplicates };
+  }
+
+  private enforceCap(site: string, events: number, bytes: number, messageId: string, logger: FastifyBaseLogger): void {
+    const r = this.limiter!.take(site, events, bytes);
+    if (r.ok) return;
+    this.metrics.tenantRejections.inc({ site, limit: r.limit });
+    this.metrics.eventsReceived.inc({ outcome: 'rate_limited' }, events);
+    const l = this.limits![r.limit];
+    const unit = r.limit === 'events' ? 'events' : 'bytes';
+    logger.warn({ messageId, site, limit: r.limit, events, bytes, retryAfterS: r.retryAfterS }, 'site over its ingest cap: 429');
+    throw new HttpError(
+      429,
+      'rate_limited',
+      `site "${site}" is over its ingest cap of ${l.perS} ${unit}/s (burst ${l.burst} ${unit}; this batch: ${r.limit === 'events' ? events : bytes} ${unit}); nothing was stored, retry the same request after ${r.retryAfterS} s`,
+      undefined,
+      { 'retry-after': String(r.retryAfterS) },
+    );
   }
 }

@@ -1,15 +1,84 @@
 // Prometheus metrics, one registry per process (tests build several apps in one process).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+export interface RedisMemory {
+  usedBytes: number;
+  /** 0 = no maxmemory configured */
+  maxBytes: number;
+  streamEntries: number;
+}
+
+/** Read at scrape time: set by the parts that own the numbers (ingest limiter, Redis). */
+export interface MetricSources {
+  tenantBudget?: () => { site: string; limit: string; ratio: number }[];
+  redisMemory?: () => Promise<RedisMemory | undefined>;
+}
+
 export function createMetrics(opts: { defaults?: boolean } = {}) {
   const registry = new Registry();
+  const sources: MetricSources = {};
+  let memory: Promise<RedisMemory | undefined> | undefined;
+  // One INFO + XLEN per scrape, shared by the gauges below.
+  const readMemory = (): Promise<RedisMemory | undefined> => (memory ??= (sources.redisMemory?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => setTimeout(() => (memory = undefined), 0)));
   if (opts.defaults ?? true) collectDefaultMetrics({ register: registry, prefix: 'purger_process_' });
   const r = [registry];
   return {
     registry,
+    sources,
+    tenantRejections: new Counter({
+      name: 'purger_tenant_rejections_total',
+      help: 'Webhook batches refused with 429 because the site exceeded its ingest cap, by site and limit (events, bytes)',
+      labelNames: ['site', 'limit'] as const,
+      registers: r,
+    }),
+    tenantBudget: new Gauge({
+      name: 'purger_tenant_budget_ratio',
+      help: 'Share of the per-site ingest burst still available (1 = full, 0 = the next batch gets 429), by site and limit; alert well above 0',
+      labelNames: ['site', 'limit'] as const,
+      registers: r,
+      collect() {
+        for (const b of sources.tenantBudget?.() ?? []) this.set({ site: b.site, limit: b.limit }, b.ratio);
+      },
+    }),
+    redisUsedMemory: new Gauge({
+      name: 'purger_redis_used_memory_bytes',
+      help: 'Redis used_memory (INFO memory) at scrape time',
+      registers: r,
+      async collect() {
+        const m = await readMemory();
+        if (m) this.set(m.usedBytes);
+      },
+    }),
+    redisMaxMemory: new Gauge({
+      name: 'purger_redis_maxmemory_bytes',
+      help: 'Redis maxmemory (0 = none set: Redis can grow until the host runs out)',
+      registers: r,
+      async collect() {
+        const m = await readMemory();
+        if (m) this.set(m.maxBytes);
+      },
+    }),
+    redisMemoryRatio: new Gauge({
+      name: 'purger_redis_memory_used_ratio',
+      help: 'used_memory / maxmemory (at 1 Redis refuses writes and the API answers 503); 0 when no maxmemory is set. Alert at 0.8',
+      registers: r,
+      async collect() {
+        const m = await readMemory();
+        if (m) this.set(m.maxBytes > 0 ? m.usedBytes / m.maxBytes : 0);
+      },
+    }),
+    streamEntries: new Gauge({
+      name: 'purger_log_entries',
+      help: 'Entries in the durable log (the Redis stream)',
+      registers: r,
+      async collect() {
+        const m = await readMemory();
+        if (m) this.set(m.streamEntries);
+      },
+    }),
     eventsReceived: new Counter({
       name: 'purger_events_received_total',
-      help: 'Events received by the API, by outcome (accepted, duplicate, invalid, unauthorized, forbidden, unavailable)',
+      help: 'Events received by the API, by outcome (accepted, duplicate, invalid, unauthorized, forbidden, rate_limited, unavailable, redis_full)',
       labelNames: ['outcome'] as const,
       registers: r,
     }),

@@ -87,7 +87,7 @@ export const Receipt = Type.Object({
   site: Type.String(),
   kind: Type.String(),
   soft: Type.Boolean(),
-  reason: Type.String(),
+  reason: Type.Optional(Type.String({ description: 'while the log still holds the event' })),
   acceptedAt: Type.String(),
   nodes: Type.Array(NodeReceipt),
 });

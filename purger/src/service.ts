@@ -55,8 +55,10 @@ export async function startService(config: Config, logger: Logger, opts: { defau
     maxAgeS: config.streamMaxAgeS,
     dedupeTtlS: config.dedupeTtlS,
   });
+  metrics.sources.redisMemory = () => (redis.status === 'ready' ? log.memory() : Promise.resolve(undefined));
   await redis.connect().catch((err: Error) => logger.warn({ err: err.message }, 'Redis not reachable at start; retrying in the background'));
   if (redis.status === 'ready') await warnIfNotPersistent(redis, logger);
+  if (redis.status === 'ready') await warnIfNoMaxmemory(redis, logger);
 
   let worker: Worker | undefined;
   let subscriber: Redis | undefined;
@@ -93,5 +95,18 @@ async function warnIfNotPersistent(redis: Redis, logger: Logger): Promise<void> 
     }
   } catch {
     // CONFIG may be disabled on managed Redis; nothing to check then.
+  }
+}
+
+/** Without maxmemory one tenant can grow Redis until the host kills it; with an evicting policy
+ * Redis would silently drop the log. Only noeviction turns a full Redis into 503s the sender retries. */
+async function warnIfNoMaxmemory(redis: Redis, logger: Logger): Promise<void> {
+  try {
+    const max = (await redis.call('CONFIG', 'GET', 'maxmemory')) as string[];
+    const policy = (await redis.call('CONFIG', 'GET', 'maxmemory-policy')) as string[];
+    if (max[1] === '0') logger.warn('Redis has no maxmemory: a flood of events can exhaust the host; set maxmemory with maxmemory-policy noeviction');
+    if (policy[1] !== 'noeviction') logger.error({ policy: policy[1] }, 'Redis maxmemory-policy is not noeviction: at maxmemory Redis would evict log entries, receipts and cursors silently; set noeviction');
+  } catch {
+    // CONFIG may be disabled on managed Redis.
   }
 }

@@ -36,6 +36,7 @@ local ttl = tonumber(ARGV[1])
 if redis.call('SET', KEYS[3], '1', 'NX', 'EX', ttl) == false then return {0} end
 redis.call('SADD', KEYS[4], ARGV[5])
 local res = {1}
+local n = #KEYS - 4
 for i = 5, #KEYS do
   local payload = ARGV[i + 1]
   if redis.call('EXISTS', KEYS[i]) == 1 then
@@ -43,7 +44,8 @@ for i = 5, #KEYS do
   else
     local seq = redis.call('INCR', KEYS[2])
     local sid = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'e', payload, 'n', seq)
-    redis.call('HSET', KEYS[i], 's', sid, 'n', seq, 'e', payload)
+    -- The receipt keeps ids and a few fields, never the event itself (URLs, tags, reason).
+    redis.call('HSET', KEYS[i], 's', sid, 'n', seq, 'm', ARGV[i + 1 + n])
     redis.call('EXPIRE', KEYS[i], ttl)
     redis.call('PUBLISH', ARGV[4], '{"stream":"' .. sid .. '","seq":' .. seq .. ',"event":' .. payload .. '}')
     res[#res + 1] = sid .. ' ' .. seq
@@ -66,6 +68,18 @@ declare module 'ioredis' {
     purgerAppend(...args: (string | number)[]): Result<(string | number)[], Context>;
     purgerReceipts(...args: (string | number)[]): Result<number, Context>;
   }
+}
+
+/** What a receipt keeps of its event: small and free of URLs, tags and free text. */
+export interface ReceiptMeta {
+  site: string;
+  kind: StoredEvent['kind'];
+  soft: boolean;
+  acceptedAt: number;
+}
+
+export function receiptMeta(e: StoredEvent): ReceiptMeta {
+  return { site: e.site, kind: e.kind, soft: e.soft, acceptedAt: e.acceptedAt };
 }
 
 /** Compares two stream ids `ms-seq` numerically. */
@@ -111,7 +125,11 @@ export class StreamLog {
   async append(messageId: string, site: string, events: StoredEvent[]): Promise<AppendResult> {
     const minId = `${Date.now() - this.opts.maxAgeS * 1000}-0`;
     const keys = [this.stream, this.seqKey, `${this.prefix}:msg:${messageId}`, this.sitesKey, ...events.map((e) => this.eventKey(e.id))];
-    const args = [this.opts.dedupeTtlS, this.opts.maxLen, minId, this.channel, site, ...events.map((e) => JSON.stringify(e))];
+    const args = [
+      this.opts.dedupeTtlS, this.opts.maxLen, minId, this.channel, site,
+      ...events.map((e) => JSON.stringify(e)),
+      ...events.map((e) => JSON.stringify(receiptMeta(e))),
+    ];
     const res = await this.redis.purgerAppend(keys.length, ...keys, ...args);
     if (Number(res[0]) === 0) return { newMessage: false, accepted: [], duplicates: events.map((e) => e.id) };
     const accepted: LogEntry[] = [];
@@ -237,5 +255,31 @@ export class StreamLog {
 
   async receipt(id: string): Promise<Record<string, string>> {
     return this.redis.hgetall(this.eventKey(id));
+  }
+
+  /** The event at one stream id, while the log still has it (receipts show its reason). */
+  async entry(streamId: string): Promise<StoredEvent | undefined> {
+    const [first] = await this.redis.xrange(this.stream, streamId, streamId, 'COUNT', 1);
+    const f = first?.[1] ?? [];
+    for (let i = 0; i + 1 < f.length; i += 2) {
+      if (f[i] === 'e') {
+        try {
+          return JSON.parse(f[i + 1]!) as StoredEvent;
+        } catch {
+          return undefined;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** Redis memory and the log's length, for the metrics that warn before maxmemory is reached. */
+  async memory(): Promise<{ usedBytes: number; maxBytes: number; streamEntries: number }> {
+    const res = await this.redis.multi().info('memory').xlen(this.stream).exec();
+    if (!res) throw new Error('redis transaction aborted');
+    for (const [err] of res) if (err) throw err;
+    const info = String(res[0]![1]);
+    const field = (name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+    return { usedBytes: field('used_memory'), maxBytes: field('maxmemory'), streamEntries: Number(res[1]![1]) };
   }
 }

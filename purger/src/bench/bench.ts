@@ -40,7 +40,7 @@ function rssMb(pid: number): number {
 async function main(): Promise<void> {
   const stack = await Stack.start({ nodes: 2, appendfsync: 'everysec' });
   const port = await freePort();
-  const proc = stack.spawn({ ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...(process.env.BENCH_ROLE ? { PURGER_ROLE: process.env.BENCH_ROLE } : {}), PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'warn', PURGER_POLL_MS: '1000', PURGER_RETRY_BASE_MS: '200', PURGER_RETRY_MAX_MS: '5000', PURGER_NODE_TIMEOUT_MS: '5000' });
+  const proc = stack.spawn({ ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...(process.env.BENCH_ROLE ? { PURGER_ROLE: process.env.BENCH_ROLE } : {}), PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'warn', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_POLL_MS: '1000', PURGER_RETRY_BASE_MS: '200', PURGER_RETRY_MAX_MS: '5000', PURGER_NODE_TIMEOUT_MS: '5000' });
   const base = `http://127.0.0.1:${port}`;
   const pool = new Pool(base, { connections: CONCURRENCY });
   const redis = new Redis(stack.redis.url);
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
       for (const id of ids.slice(i, i + 1000)) p.hgetall(`purger:evt:${id}`);
       for (const [, h] of (await p.exec()) ?? []) {
         const r = h as Record<string, string>;
-        const acceptedAt = (JSON.parse(r.e!) as { acceptedAt: number }).acceptedAt;
+        const acceptedAt = (JSON.parse(r.m ?? r.e!) as { acceptedAt: number }).acceptedAt;
         const applied = stack.varnishes.map((v) => Date.parse((JSON.parse(r[`n:${v.node}`] ?? '{"t":"NaN"}') as { t: string }).t));
         out.push(Math.max(...applied) - acceptedAt);
       }

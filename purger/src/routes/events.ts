@@ -16,6 +16,7 @@ export interface EventsRouteOptions {
 
 export const eventsRoute: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (app, opts) => {
   const signedBy = new WeakMap<object, WebhookSecret[]>();
+  const bodyBytes = new WeakMap<object, number>();
   app.post(
     '/v1/events',
     {
@@ -23,7 +24,7 @@ export const eventsRoute: FastifyPluginAsyncTypebox<EventsRouteOptions> = async 
         summary: 'Content-change events from WordPress (Standard Webhooks signature)',
         headers: SignedHeaders,
         body: WebhookBody,
-        response: { 202: Accepted, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 413: ErrorReply, 415: ErrorReply, 503: ErrorReply },
+        response: { 202: Accepted, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 413: ErrorReply, 415: ErrorReply, 429: ErrorReply, 503: ErrorReply },
       },
       // Authenticate the raw bytes before parsing or validating anything.
       preValidation: async (request) => {
@@ -45,6 +46,7 @@ export const eventsRoute: FastifyPluginAsyncTypebox<EventsRouteOptions> = async 
         }
         request.body = parseJsonBody(raw) as typeof request.body;
         signedBy.set(request, result.matched);
+        bodyBytes.set(request, raw.length);
       },
     },
     async (request, reply) => {
@@ -54,7 +56,7 @@ export const eventsRoute: FastifyPluginAsyncTypebox<EventsRouteOptions> = async 
         throw new HttpError(403, 'forbidden_site', `the secret that signed this request is not allowed to invalidate site "${request.body.site}"`, '/site');
       }
       const messageId = request.headers['webhook-id'] as string;
-      const res = await opts.ingest.accept(messageId, request.body, request.log);
+      const res = await opts.ingest.accept(messageId, request.body, request.log, { bytes: bodyBytes.get(request) ?? 0 });
       return reply.code(202).send(res);
     },
   );

@@ -5,7 +5,7 @@ import { checkReadAccess } from '../bearer.js';
 import { HttpError } from '../http-errors.js';
 import type { StoredEvent } from '../normalize.js';
 import { ErrorReply, ID_PATTERN, ReadAuthHeaders, Receipt, type ReceiptT } from '../schemas.js';
-import { compareIds, type StreamLog } from '../stream-log.js';
+import { compareIds, type ReceiptMeta, type StreamLog } from '../stream-log.js';
 
 export interface ReceiptsRouteOptions {
   log: StreamLog;
@@ -37,9 +37,11 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
       } catch {
         throw new HttpError(503, 'storage_unavailable', 'Redis is unreachable; try again later');
       }
-      if (!h.e || !h.s) throw new HttpError(404, 'not_found', `no event "${request.params.id}" (unknown, or older than the receipt retention)`);
-      const event = JSON.parse(h.e) as StoredEvent;
+      if (!(h.m || h.e) || !h.s) throw new HttpError(404, 'not_found', `no event "${request.params.id}" (unknown, or older than the receipt retention)`);
       const streamId = h.s;
+      // (receipts written before receipts became small carry the whole event in `e`)
+      const meta = JSON.parse(h.m ?? h.e!) as ReceiptMeta;
+      const reason = h.e ? (JSON.parse(h.e) as StoredEvent).reason : (await opts.log.entry(streamId).catch(() => undefined))?.reason;
       const names = new Set([...nodes.keys(), ...Object.keys(h).filter((k) => k.startsWith('n:')).map((k) => k.slice(2))]);
       const out: ReceiptT['nodes'] = [];
       for (const node of [...names].sort()) {
@@ -57,12 +59,12 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
         }
       }
       return {
-        id: event.id,
-        site: event.site,
-        kind: event.kind,
-        soft: event.soft,
-        reason: event.reason,
-        acceptedAt: new Date(event.acceptedAt).toISOString(),
+        id: request.params.id,
+        site: meta.site,
+        kind: meta.kind,
+        soft: meta.soft,
+        ...(reason !== undefined ? { reason } : {}),
+        acceptedAt: new Date(meta.acceptedAt).toISOString(),
         nodes: out,
       };
     },
