@@ -3,6 +3,8 @@
  * Test environment: a private MariaDB, WordPress 6.1 from Debian's package installed into a
  * temporary directory, `php -S` serving it, and a webhook receiver. Everything is torn down at exit.
  */
+require_once __DIR__ . '/Multisite.php';
+
 final class Environment {
 
 	const SECRET      = 'whsec_dmFybmlzaC1lZGdlLXRlc3Qtc2VjcmV0LTAxMjM0NTY3';
@@ -157,8 +159,6 @@ final class Environment {
 			'DB_HOST'          => 'localhost:' . self::$socket,
 			'DB_CHARSET'       => 'utf8mb4',
 			'DB_COLLATE'       => '',
-			'WP_HOME'          => self::home(),
-			'WP_SITEURL'       => self::home(),
 			'DISABLE_WP_CRON'  => true,
 			'WP_DEBUG'         => true,
 			'WP_DEBUG_LOG'     => self::$dir . '/debug.log',
@@ -176,7 +176,17 @@ final class Environment {
 		}
 		// Optional constants for tests of the wp-config override (read from a file next to the config).
 		$php .= "if ( is_file( __DIR__ . '/constants.php' ) ) { require __DIR__ . '/constants.php'; }\n";
-		$php .= "\$table_prefix = 'wp_';\nif ( ! defined( 'ABSPATH' ) ) { define( 'ABSPATH', __DIR__ . '/' ); }\nrequire_once ABSPATH . 'wp-settings.php';\n";
+		// The test site, or (VARNISH_EDGE_TEST_MULTISITE set, see Multisite.php) a subdirectory
+		// multisite network in the same database under the table prefix ms_.
+		$php .= "\$ve_multisite = getenv( 'VARNISH_EDGE_TEST_MULTISITE' );\n";
+		$php .= "if ( \$ve_multisite ) {\n\t\$table_prefix = 'ms_';\n";
+		$php .= "\tif ( 'network' === \$ve_multisite ) {\n";
+		foreach ( Multisite::constants() as $name => $value ) {
+			$php .= "\t\tdefine( " . var_export( $name, true ) . ', ' . var_export( $value, true ) . " );\n";
+		}
+		$php .= "\t}\n} else {\n\t\$table_prefix = 'wp_';\n";
+		$php .= "\tdefine( 'WP_HOME', " . var_export( self::home(), true ) . " );\n\tdefine( 'WP_SITEURL', " . var_export( self::home(), true ) . " );\n}\n";
+		$php .= "if ( ! defined( 'ABSPATH' ) ) { define( 'ABSPATH', __DIR__ . '/' ); }\nrequire_once ABSPATH . 'wp-settings.php';\n";
 		file_put_contents( self::$wp . '/wp-config.php', $php );
 
 		self::start_receiver();
