@@ -1,0 +1,54 @@
+<?php
+use VarnishEdge\CLI_Command;
+
+/**
+ * Issue 11: readme.txt tells the truth: the purger's real port, a short description that fits
+ * the directory's 150 characters, `Tested up to` the newest WordPress the project runs, and
+ * every WP-CLI command.
+ */
+class ReadmeTest extends \PHPUnit\Framework\TestCase {
+
+	private static function readme() {
+		return file_get_contents( dirname( __DIR__, 2 ) . '/varnish-edge/readme.txt' );
+	}
+
+	public function test_purger_url_example_uses_the_purgers_port() {
+		$compose = file_get_contents( dirname( __DIR__, 3 ) . '/docker-compose.yml' );
+		$this->assertSame( 1, preg_match( '/PURGER_PORT:\s*"?(\d+)"?/', $compose, $m ) );
+		$this->assertSame( 1, preg_match( "/VARNISH_EDGE_PURGER_URL', 'http:\/\/purger:(\d+)'/", self::readme(), $r ) );
+		$this->assertSame( $m[1], $r[1] );
+	}
+
+	public function test_short_description_fits_150_characters() {
+		$parts = preg_split( '/\R\R/', trim( self::readme() ) );
+		// Header block, then the short description paragraph.
+		$this->assertStringStartsWith( '=== Varnish Edge ===', $parts[0] );
+		$short = trim( $parts[1] );
+		$this->assertStringStartsNotWith( '==', $short );
+		$this->assertLessThanOrEqual( 150, mb_strlen( $short ) );
+	}
+
+	public function test_tested_up_to_is_the_newest_wordpress_the_project_runs() {
+		$this->assertSame( 1, preg_match( '/^Tested up to:\s*(\S+)$/m', self::readme(), $t ) );
+		$compose = file_get_contents( dirname( __DIR__, 3 ) . '/docker-compose.yml' );
+		preg_match_all( '/image:\s*wordpress:(\d+\.\d+)/', $compose, $images );
+		$this->assertNotEmpty( $images[1] );
+		global $wp_version;
+		$versions = array_merge( $images[1], array( implode( '.', array_slice( explode( '.', $wp_version ), 0, 2 ) ) ) );
+		usort( $versions, 'version_compare' );
+		$this->assertSame( end( $versions ), $t[1] );
+	}
+
+	public function test_every_wp_cli_command_is_listed() {
+		$readme = self::readme();
+		$class  = new ReflectionClass( CLI_Command::class );
+		foreach ( $class->getMethods( ReflectionMethod::IS_PUBLIC ) as $method ) {
+			if ( ! $method->isConstructor() ) {
+				$this->assertStringContainsString( '`wp varnish-edge ' . $method->getName(), $readme );
+			}
+		}
+		foreach ( array( 'purge all [--yes]', 'purge url <url>', 'purge post <id>', 'purge key <key>', 'explain <id>', 'outbox status', 'outbox flush' ) as $command ) {
+			$this->assertStringContainsString( '`wp varnish-edge ' . $command, $readme );
+		}
+	}
+}
