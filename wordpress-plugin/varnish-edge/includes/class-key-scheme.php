@@ -32,11 +32,6 @@ namespace VarnishEdge;
 class Key_Scheme {
 
 	/**
-	 * Classes whose per-object keys may be replaced by one group key on oversize pages.
-	 */
-	const GROUPED = array( 'pl', 'pn', 'pf', 'pa', 'pt', 'nb', 't', 'ts', 'u', 'c', 'e', 'r-p', 'r-t', 'r-u' );
-
-	/**
 	 * Namespace prefix.
 	 *
 	 * @var string

@@ -240,7 +240,7 @@ class Outbox {
 	 * refusal, back off on any other failure.
 	 *
 	 * @param array<int,object> $rows Rows.
-	 * @return array{ok:bool,code:int,error:string,accepted:int,handled?:bool}
+	 * @return array{ok:bool,code:int,error:string,handled?:bool}
 	 */
 	private function deliver( array $rows ) {
 		global $wpdb;

@@ -32,7 +32,7 @@ class Webhook_Client {
 	 * @param string $message_id Webhook id (idempotency key; reused on retries).
 	 * @param string $site       Site host.
 	 * @param array  $events     Events.
-	 * @return array{ok:bool,code:int,error:string,accepted:int} Result; `error` says exactly what failed.
+	 * @return array{ok:bool,code:int,error:string} Result; `error` says exactly what failed.
 	 */
 	public function send( $message_id, $site, array $events ) {
 		if ( ! $this->settings->is_configured() ) {
@@ -65,9 +65,7 @@ class Webhook_Client {
 		}
 		$code = (int) wp_remote_retrieve_response_code( $response );
 		if ( $code >= 200 && $code < 300 ) {
-			$json  = json_decode( (string) wp_remote_retrieve_body( $response ), true );
-			$count = is_array( $json ) ? count( (array) ( $json['accepted'] ?? array() ) ) + count( (array) ( $json['duplicates'] ?? array() ) ) : 0;
-			return $this->result( true, $code, '', $count );
+			return $this->result( true, $code, '' );
 		}
 		// The body is never repeated: the URL may point anywhere an administrator can type, and
 		// its answer is shown in notices, the status panel and Site Health.
@@ -117,18 +115,16 @@ class Webhook_Client {
 	/**
 	 * Result array.
 	 *
-	 * @param bool   $ok       Success.
-	 * @param int    $code     HTTP status.
-	 * @param string $error    Error.
-	 * @param int    $accepted Acknowledged events.
-	 * @return array{ok:bool,code:int,error:string,accepted:int}
+	 * @param bool   $ok    Success.
+	 * @param int    $code  HTTP status.
+	 * @param string $error Error.
+	 * @return array{ok:bool,code:int,error:string}
 	 */
-	private function result( $ok, $code, $error, $accepted = 0 ) {
+	private function result( $ok, $code, $error ) {
 		return array(
-			'ok'       => $ok,
-			'code'     => $code,
-			'error'    => $error,
-			'accepted' => $accepted,
+			'ok'    => $ok,
+			'code'  => $code,
+			'error' => $error,
 		);
 	}
 }
