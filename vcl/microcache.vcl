@@ -83,6 +83,7 @@ sub vcl_recv {
     call mc_recv_write_methods;
     call mc_recv_static;
     call mc_recv_bypass;
+    call mc_recv_shared_request;
     call mc_recv_strip_cookies;
     call mc_recv_grace_mode;
     return (hash);
@@ -286,6 +287,16 @@ sub mc_recv_static {
     }
 }
 
+# A cacheable request is answered the same for everyone, so headers that
+# would make the origin answer differently without being in the cache key go:
+# Origin (WordPress' REST API varies on it; every value a client invents
+# would become one more long-lived copy) and X-HTTP-Method-Override (the REST
+# API honours it on GET, so a GET could store another method's answer).
+sub mc_recv_shared_request {
+    unset req.http.Origin;
+    unset req.http.X-HTTP-Method-Override;
+}
+
 # Anything left in Cookie (analytics, consent banners) does not change the page.
 sub mc_recv_strip_cookies {
     unset req.http.Cookie;
@@ -387,11 +398,11 @@ sub vcl_backend_response {
     call mc_fetch_ban_metadata;
     call mc_fetch_server_error;
     call mc_fetch_client_error;
+    call mc_fetch_vary;
     call mc_fetch_compression;
     call mc_fetch_static;
     call mc_fetch_ttl;
     call mc_fetch_uncacheable;
-    call mc_fetch_vary;
     return (deliver);
 }
 
@@ -499,15 +510,30 @@ sub mc_fetch_uncacheable {
 }
 
 # Vary: User-Agent would keep one copy per browser build; WordPress pages do
-# not depend on it.
+# not depend on it. Vary: Origin is moot: cacheable requests reach the origin
+# without one (mc_recv_shared_request), and the answer is public.
 sub mc_fetch_vary {
-    if (beresp.http.Vary ~ "(?i)User-Agent") {
-        set beresp.http.Vary = regsuball(beresp.http.Vary, "(?i)(^|,)\s*User-Agent\s*(,|$)", "\1");
+    std.collect(beresp.http.Vary);
+    if (beresp.http.Vary ~ "(?i)(User-Agent|Origin)") {
+        if (beresp.http.Vary ~ "(?i)(^|,)\s*Origin\s*(,|$)") {
+            call mc_fetch_public_cors;
+        }
+        set beresp.http.Vary = regsuball(beresp.http.Vary, "(?i)(^|,)\s*(User-Agent|Origin)\s*(?=,|$)", "");
         set beresp.http.Vary = regsub(beresp.http.Vary, "^[\s,]+|[\s,]+$", "");
         if (beresp.http.Vary == "") {
             unset beresp.http.Vary;
         }
     }
+}
+
+# The origin answers CORS per Origin (WordPress echoes any Origin for its
+# REST API). A shared anonymous copy cannot, so it says what a public
+# resource says: any site may read it, without credentials.
+sub mc_fetch_public_cors {
+    if (!beresp.http.Access-Control-Allow-Origin) {
+        set beresp.http.Access-Control-Allow-Origin = "*";
+    }
+    unset beresp.http.Access-Control-Allow-Credentials;
 }
 
 sub vcl_backend_error {
