@@ -123,4 +123,35 @@ class CliCommandTest extends VE_TestCase {
 		$this->assertStringContainsString( 'Delivered 1 webhooks (1 events); 0 batches pending.', $this->lines[0] );
 		$this->assertTrue( $this->sent_all() );
 	}
+
+	/** Issue 14: a refusal is reported, shown by status, and `outbox flush` sends refused batches again. */
+	public function test_refused_batches_are_reported_and_flush_retries_them() {
+		Environment::receiver_status( 403 );
+		try {
+			$this->cli()->purge( array( 'key', 'refused-1' ) );
+			$this->fail( 'a refusal is an error' );
+		} catch ( VE_CliError $e ) {
+			$this->assertStringContainsString( 'refused the purge and it will not be retried', $e->getMessage() );
+			$this->assertStringContainsString( 'HTTP 403', $e->getMessage() );
+		}
+		$this->assertCount( 2, Environment::webhooks(), 'the batch and its full-purge fallback, once each' );
+		$this->cli()->outbox( array( 'status' ) );
+		$this->assertContains( 'line: Pending batches: 0', $this->lines );
+		$this->assertMatchesRegularExpression( '/^line: Refused by the purger \(not retried until outbox flush\): 2, latest: .*HTTP 403/', $this->lines[4] );
+
+		try {
+			$this->cli()->outbox( array( 'flush' ) );
+			$this->fail( 'still refused' );
+		} catch ( VE_CliError $e ) {
+			$this->assertStringContainsString( 'refused 2 batches again', $e->getMessage() );
+		}
+		$this->assertCount( 4, Environment::webhooks(), 'each sent once more, no new fallback' );
+
+		Environment::receiver_status( 0 );
+		$this->cli()->outbox( array( 'flush' ) );
+		$this->assertStringStartsWith( 'success: Delivered 2 webhooks', $this->lines[0] );
+		$this->assertContains( $this->key( 'refused-1' ), $this->sent_tags() );
+		$this->assertTrue( $this->sent_all() );
+		$this->assertSame( 0, Plugin::instance()->outbox->stats()['dead'] );
+	}
 }

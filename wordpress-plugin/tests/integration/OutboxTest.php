@@ -156,6 +156,18 @@ class OutboxTest extends VE_TestCase {
 		$this->assertSame( Outbox::table(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
 	}
 
+	/** The columns of schema 2 (solo, dead_at) are added to a table of an earlier version on plugins_loaded. */
+	public function test_older_table_is_upgraded() {
+		global $wpdb;
+		$wpdb->query( 'ALTER TABLE ' . Outbox::table() . ' DROP COLUMN solo, DROP COLUMN dead_at' );
+		update_option( Outbox::DB_OPTION, '1' );
+		Outbox::maybe_install();
+		$columns = $wpdb->get_col( 'SHOW COLUMNS FROM ' . Outbox::table() );
+		$this->assertContains( 'solo', $columns );
+		$this->assertContains( 'dead_at', $columns );
+		$this->assertSame( Outbox::DB_VERSION, get_option( Outbox::DB_OPTION ) );
+	}
+
 	private function tag_event( $id, array $tags ) {
 		return array( 'id' => $id, 'kind' => 'tags', 'tags' => $tags, 'soft' => false, 'reason' => 'r', 'time' => gmdate( 'Y-m-d\TH:i:s\Z' ) );
 	}

@@ -315,6 +315,10 @@ class Admin_Page {
 			/* translators: 1: error, 2: pending batches. */
 			$this->finish( 'error', sprintf( __( 'Delivery failed: %1$s (%2$d batches still pending).', 'varnish-edge' ), $report['error'], $stats['rows'] ), $this->page_url() );
 		}
+		if ( $stats['dead'] ) {
+			/* translators: 1: events delivered, 2: batches refused, 3: the purger's answer. */
+			$this->finish( 'error', sprintf( __( 'Delivered %1$d events; the purger refused %2$d batches again: %3$s', 'varnish-edge' ), $report['events'], $stats['dead'], $stats['dead_reason'] ), $this->page_url() );
+		}
 		/* translators: 1: events delivered, 2: pending batches. */
 		$this->finish( 'success', sprintf( __( 'Delivered %1$d events; %2$d batches pending.', 'varnish-edge' ), $report['events'], $stats['rows'] ), $this->page_url() );
 	}

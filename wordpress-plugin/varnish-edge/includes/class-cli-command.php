@@ -118,6 +118,11 @@ class CLI_Command {
 			$this->say( 'error', sprintf( __( 'Queued in the outbox; delivery failed: %s', 'varnish-edge' ), $report['error'] ) );
 			return;
 		}
+		if ( $report['refused'] ) {
+			/* translators: %s: the purger's answer. */
+			$this->say( 'error', sprintf( __( 'The purger refused the purge and it will not be retried: %s', 'varnish-edge' ), $report['error'] ) );
+			return;
+		}
 		/* translators: %d: number of events. */
 		$this->say( 'success', sprintf( __( 'Sent %d events.', 'varnish-edge' ), count( $events ) ) );
 	}
@@ -175,6 +180,11 @@ class CLI_Command {
 			if ( $report['failed'] ) {
 				/* translators: 1: error, 2: pending batches. */
 				$this->say( 'error', sprintf( __( 'Delivery failed: %1$s (%2$d batches pending).', 'varnish-edge' ), $report['error'], $stats['rows'] ) );
+				return;
+			}
+			if ( $stats['dead'] ) {
+				/* translators: 1: webhooks, 2: batches refused, 3: the purger's answer. */
+				$this->say( 'error', sprintf( __( 'Delivered %1$d webhooks; the purger refused %2$d batches again: %3$s', 'varnish-edge' ), $report['sent'], $stats['dead'], $stats['dead_reason'] ) );
 				return;
 			}
 			/* translators: 1: webhooks, 2: events, 3: pending batches. */

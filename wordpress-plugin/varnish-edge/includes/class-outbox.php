@@ -164,15 +164,16 @@ class Outbox {
 	 *
 	 * @param bool $force       Ignore backoff.
 	 * @param int  $max_batches Maximum webhooks to send.
-	 * @return array{sent:int,events:int,failed:int,error:string}
+	 * @return array{sent:int,events:int,failed:int,refused:int,error:string} `refused`: batches dead-lettered.
 	 */
 	public function process( $force = false, $max_batches = 10 ) {
 		$this->prune_dead();
 		$report = array(
-			'sent'   => 0,
-			'events' => 0,
-			'failed' => 0,
-			'error'  => '',
+			'sent'    => 0,
+			'events'  => 0,
+			'failed'  => 0,
+			'refused' => 0,
+			'error'   => '',
 		);
 		for ( $i = 0; $i < $max_batches; $i++ ) {
 			$rows = $this->claim( $force );
@@ -185,7 +186,8 @@ class Outbox {
 				$report['events'] += array_sum( wp_list_pluck( $rows, 'event_count' ) );
 			} elseif ( ! empty( $result['handled'] ) ) {
 				// Split or dead-lettered: what is left is due now, carry on.
-				$report['error'] = $result['error'];
+				$report['error']    = $result['error'];
+				$report['refused'] += $result['dead'];
 			} else {
 				++$report['failed'];
 				$report['error'] = $result['error'];
@@ -240,7 +242,7 @@ class Outbox {
 	 * refusal, back off on any other failure.
 	 *
 	 * @param array<int,object> $rows Rows.
-	 * @return array{ok:bool,code:int,error:string,handled?:bool}
+	 * @return array{ok:bool,code:int,error:string,handled?:bool,dead?:int}
 	 */
 	private function deliver( array $rows ) {
 		global $wpdb;
@@ -262,7 +264,7 @@ class Outbox {
 		}
 		$this->record_status( false, 0, $result['error'] );
 		if ( in_array( (int) $result['code'], self::PERMANENT_CODES, true ) ) {
-			$this->refused( $rows, $events, $result );
+			$result['dead']    = $this->refused( $rows, $events, $result );
 			$result['handled'] = true;
 			return $result;
 		}
@@ -303,6 +305,7 @@ class Outbox {
 	 * @param array<int,object> $rows   Claimed rows.
 	 * @param array             $events Their events.
 	 * @param array             $result Client result.
+	 * @return int Rows dead-lettered (0 or 1).
 	 */
 	private function refused( array $rows, array $events, array $result ) {
 		global $wpdb;
@@ -311,7 +314,7 @@ class Outbox {
 		if ( count( $rows ) > 1 ) {
 			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 			$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET solo = 1, locked_until = 0, lock_token = '', last_error = %s WHERE id IN ({$ids})", $result['error'] ) );
-			return;
+			return 0;
 		}
 		$row    = $rows[0];
 		$halves = 413 === (int) $result['code'] ? self::halve( $events ) : null;
@@ -328,7 +331,7 @@ class Outbox {
 				);
 			}
 			$wpdb->delete( $table, array( 'id' => (int) $row->id ), array( '%d' ) );
-			return;
+			return 0;
 		}
 		$wpdb->update(
 			$table,
@@ -342,10 +345,30 @@ class Outbox {
 			array( '%d', '%d', '%s', '%s' ),
 			array( '%d' )
 		);
-		if ( ! Site_Scope::only_whole_site( $events ) ) {
+		if ( ! Site_Scope::only_whole_site( $events ) && ! $this->holds_whole_site_purge( $row->site ) ) {
 			$reason = sprintf( 'batch refused by the purger (HTTP %d) replaced by a full purge', (int) $result['code'] );
 			$this->insert( $row->site, array( Site_Scope::whole_site_event( $reason, time() ) ), array( 'solo' => true ) );
 		}
+		return 1;
+	}
+
+	/**
+	 * Whether a whole-site purge of the site is already in the outbox (pending or refused), so a
+	 * refusal needs no second one.
+	 *
+	 * @param string $site Site host.
+	 * @return bool
+	 */
+	private function holds_whole_site_purge( $site ) {
+		global $wpdb;
+		$table = self::table();
+		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		foreach ( $wpdb->get_col( $wpdb->prepare( "SELECT events FROM {$table} WHERE site = %s AND event_count = 1 ORDER BY id DESC LIMIT 20", $site ) ) as $json ) {
+			if ( Site_Scope::only_whole_site( (array) json_decode( $json, true ) ) ) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
