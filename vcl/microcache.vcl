@@ -16,6 +16,7 @@ vcl 4.1;
 import std;
 import purge;
 import xkey;
+import proxy;
 
 # ---------------------------------------------------------------------------
 # Policy: the one place to change TTLs and grace.
@@ -80,6 +81,7 @@ sub vcl_recv {
     call mc_recv_health;
     call mc_recv_normalize_url;
     call mc_recv_invalidation;
+    call mc_recv_forwarded;
     call mc_recv_write_methods;
     call mc_recv_static;
     call mc_recv_bypass;
@@ -142,6 +144,27 @@ sub mc_recv_method {
         return;
     }
     return (synth(405, "Method not allowed"));
+}
+
+# Varnish owns the forwarding headers: WordPress believes them (HTTPS on for
+# X-Forwarded-Proto: https, links built from the forwarded host) but they are
+# not in the cache key, so a client could have a page stored with its value
+# for everyone. Only Varnish knows how the request came in: a listen address
+# named "https" (`-a https=...`, where a TLS terminator sends its traffic) or
+# a PROXY v2 header from the terminator saying TLS. Requests that pass carry
+# the same values, so the origin never sees a client's.
+sub mc_recv_forwarded {
+    unset req.http.Forwarded;
+    unset req.http.X-Forwarded-Host;
+    unset req.http.X-Forwarded-Port;
+    unset req.http.X-Forwarded-Server;
+    unset req.http.X-Original-URL;
+    unset req.http.X-Rewrite-URL;
+    if (local.socket == "https" || proxy.is_ssl()) {
+        set req.http.X-Forwarded-Proto = "https";
+    } else {
+        set req.http.X-Forwarded-Proto = "http";
+    }
 }
 
 # Write methods go straight through (cookies kept). Invalidation methods have
@@ -447,8 +470,10 @@ sub mc_fetch_client_error {
 
 # Text is stored gzipped for clients that take gzip, and as a plain copy of
 # its own for those that do not (curl, load generators, some bots): gunzipping
-# a page on every hit costs ten times what the hit itself does. Both copies
-# live under one hash, so a PURGE or an xkey purge removes both.
+# a page on every hit costs ten times what the hit itself does. Text also
+# varies on X-Forwarded-Proto (mc_recv_forwarded): WordPress writes http:// or
+# https:// links into it, so a site reached both ways keeps a copy per scheme.
+# All copies live under one hash, so a PURGE or an xkey purge removes them all.
 sub mc_fetch_compression {
     if (beresp.http.Content-Type !~ "^(?i)(text/|application/(javascript|json|ld\+json|xml|rss\+xml|atom\+xml|manifest\+json)|image/svg\+xml)" ||
         beresp.http.Vary ~ "\*") {
@@ -466,7 +491,7 @@ sub mc_fetch_compression {
     } elsif (beresp.http.Vary !~ "(?i)(^|,)\s*Accept-Encoding\s*(,|$)") {
         set beresp.http.Vary = beresp.http.Vary + ", Accept-Encoding";
     }
-    set beresp.http.Vary = beresp.http.Vary + ", X-MC-Plain";
+    set beresp.http.Vary = beresp.http.Vary + ", X-MC-Plain, X-Forwarded-Proto";
 }
 
 sub mc_fetch_static {
@@ -582,7 +607,7 @@ sub mc_deliver_cache_status {
 sub mc_deliver_strip_internal {
     unset resp.http.Surrogate-Control;
     if (resp.http.Vary ~ "X-MC-Plain") {
-        set resp.http.Vary = regsub(resp.http.Vary, ",?\s*X-MC-Plain", "");
+        set resp.http.Vary = regsub(resp.http.Vary, ",?\s*X-MC-Plain(, X-Forwarded-Proto)?", "");
     }
     if (req.http.X-Cache-Debug && client.ip ~ purgers) {
         return;
