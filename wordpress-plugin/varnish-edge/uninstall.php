@@ -11,17 +11,40 @@ if ( ! defined( 'WP_UNINSTALL_PLUGIN' ) ) {
 }
 
 /**
- * Remove the plugin's data from the current site.
+ * Remove the plugin's data from the current site: the outbox table, every `varnish_edge_*` option
+ * and transient (settings with the secrets, status, schema version, coalescing state, notices) and
+ * every scheduled `varnish_edge_*` event.
  */
 function varnish_edge_uninstall_site() {
 	global $wpdb;
 	$table = $wpdb->prefix . 'varnish_edge_outbox';
 	$wpdb->query( "DROP TABLE IF EXISTS {$table}" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery.SchemaChange
-	foreach ( array( 'varnish_edge_settings', 'varnish_edge_status', 'varnish_edge_db_version', 'varnish_edge_outbox_next' ) as $option ) {
+	$names = $wpdb->get_col(
+		$wpdb->prepare(
+			"SELECT option_name FROM {$wpdb->options} WHERE option_name LIKE %s OR option_name LIKE %s OR option_name LIKE %s",
+			$wpdb->esc_like( 'varnish_edge_' ) . '%',
+			$wpdb->esc_like( '_transient_varnish_edge_' ) . '%',
+			$wpdb->esc_like( '_transient_timeout_varnish_edge_' ) . '%'
+		)
+	);
+	foreach ( $names as $option ) {
 		delete_option( $option );
 	}
-	wp_clear_scheduled_hook( 'varnish_edge_process_outbox' );
+	$hooks = array( 'varnish_edge_process_outbox' );
+	foreach ( (array) _get_cron_array() as $events ) {
+		foreach ( array_keys( (array) $events ) as $hook ) {
+			if ( 0 === strpos( (string) $hook, 'varnish_edge_' ) ) {
+				$hooks[] = $hook;
+			}
+		}
+	}
+	foreach ( array_unique( $hooks ) as $hook ) {
+		wp_clear_scheduled_hook( $hook );
+	}
 }
+
+// WordPress includes this file from inside a function: name the globals used here.
+global $wpdb;
 
 if ( is_multisite() ) {
 	foreach ( get_sites(
@@ -35,10 +58,9 @@ if ( is_multisite() ) {
 		varnish_edge_uninstall_site();
 		restore_current_blog();
 	}
-	foreach ( get_networks( array( 'fields' => 'ids' ) ) as $varnish_edge_network ) {
-		foreach ( array( 'varnish_edge_settings', 'varnish_edge_status', 'varnish_edge_db_version', 'varnish_edge_outbox_next' ) as $varnish_edge_option ) {
-			delete_network_option( (int) $varnish_edge_network, $varnish_edge_option );
-		}
+	$varnish_edge_network_options = $wpdb->get_results( $wpdb->prepare( "SELECT site_id, meta_key FROM {$wpdb->sitemeta} WHERE meta_key LIKE %s", $wpdb->esc_like( 'varnish_edge_' ) . '%' ) );
+	foreach ( $varnish_edge_network_options as $varnish_edge_option ) {
+		delete_network_option( (int) $varnish_edge_option->site_id, $varnish_edge_option->meta_key );
 	}
 } else {
 	varnish_edge_uninstall_site();

@@ -121,6 +121,9 @@ class MultisiteTest extends VE_TestCase {
 				\VarnishEdge\Outbox::install();
 				update_option( \VarnishEdge\Outbox::STATUS_OPTION, array( "last_success" => time() ) );
 				wp_schedule_single_event( time() + 600, \VarnishEdge\Outbox::CRON_HOOK );
+				wp_schedule_single_event( time() + 600, "varnish_edge_later_feature" );
+				set_transient( "varnish_edge_notice_1", array( "success", "x" ), 120 );
+				update_option( "varnish_edge_later_feature", 1 );
 				restore_current_blog();
 			}
 			update_site_option( "varnish_edge_settings", array( "purger_url" => "http://purger:8090" ) );
@@ -128,8 +131,8 @@ class MultisiteTest extends VE_TestCase {
 				$out = array( "tables" => $wpdb->get_col( "SHOW TABLES LIKE \"ms\\_%varnish\\_edge\\_outbox\"" ) );
 				foreach ( get_sites( array( "fields" => "ids" ) ) as $blog ) {
 					switch_to_blog( $blog );
-					$out["options"][ $blog ] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM {$wpdb->options} WHERE option_name LIKE \"varnish\\_edge\\_%\"" );
-					$out["cron"][ $blog ]    = (bool) wp_next_scheduled( \VarnishEdge\Outbox::CRON_HOOK );
+					$out["options"][ $blog ] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM {$wpdb->options} WHERE option_name LIKE \"%varnish\\_edge\\_%\"" );
+					$out["cron"][ $blog ]    = wp_next_scheduled( \VarnishEdge\Outbox::CRON_HOOK ) || wp_next_scheduled( "varnish_edge_later_feature" );
 					restore_current_blog();
 				}
 				$out["network"] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM {$wpdb->sitemeta} WHERE meta_key LIKE \"varnish\\_edge\\_%\"" );
@@ -144,14 +147,14 @@ class MultisiteTest extends VE_TestCase {
 		);
 		$before = $report['before'];
 		$this->assertSame( array( 'ms_2_varnish_edge_outbox', 'ms_varnish_edge_outbox' ), $before['tables'] );
-		$this->assertGreaterThanOrEqual( 3, $before['options'][1] );
-		$this->assertGreaterThanOrEqual( 3, $before['options'][2] );
+		$this->assertGreaterThanOrEqual( 6, $before['options'][1], 'settings, status, schema, a later option, a transient and its timeout' );
+		$this->assertGreaterThanOrEqual( 6, $before['options'][2] );
 		$this->assertSame( array( 1 => true, 2 => true ), $before['cron'] );
 		$this->assertSame( 1, $before['network'] );
 
 		$after = $report['after'];
 		$this->assertSame( array(), $after['tables'], 'no site keeps its outbox table' );
-		$this->assertSame( array( 1 => 0, 2 => 0 ), $after['options'], 'no site keeps its settings (secrets) or status' );
+		$this->assertSame( array( 1 => 0, 2 => 0 ), $after['options'], 'no site keeps its settings (secrets), status, other options or transients' );
 		$this->assertSame( array( 1 => false, 2 => false ), $after['cron'] );
 		$this->assertSame( 0, $after['network'] );
 	}
