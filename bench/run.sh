@@ -81,7 +81,7 @@ server_pids() {
     purge) pidfile varnish ;;
   esac
 }
-origin_pids() { pidfile nginx; pidfile php-fpm; pidfile mariadbd; }
+origin_pids() { pidfile nginx; pidfile php-fpm; pidfile mariadb; }
 # cpu_snapshot TARGET: CPU ticks so far of TARGET's cache, of the origin and of the load generators
 # this shell has waited for; a run is charged with the difference of two snapshots.
 cpu_snapshot() { echo "$(cpu_ticks $(server_pids "$1")) $(cpu_ticks $(origin_pids)) $(children_cpu_ticks)"; }

@@ -10,11 +10,11 @@ load_secrets
 
 fail() { die "the site does not render: $*"; }
 
-status_out=$(STACK_WP_DIR=$WP_DIR STACK_SITE_HOST=$SITE_HOST php "$STACK_REPO/stack/wp/site-status.php" 2>&1) || true
+status_out=$(STACK_WP_DIR=$WP_DIR STACK_SITE_HOST=$SITE_HOST as_user "$WEB_USER" php "$STACK_REPO/stack/wp/site-status.php" 2>&1) || true
 status=$(sed -n 's/^SITE-STATUS //p' <<<"$status_out")
 if [[ -z $status ]]; then
   if grep -qi 'database connection' <<<"$status_out"; then
-    fail "database: WordPress cannot connect to MariaDB (socket $RUN_DIR/mysqld.sock); see $LOG_DIR/mariadb-error.log"
+    fail "database: WordPress cannot connect to MariaDB (socket $DB_SOCKET); see $LOG_DIR/mariadb-error.log"
   fi
   fail "PHP error while loading WordPress: $(sed 's/<[^>]*>//g' <<<"$status_out" | grep -m1 -v '^\s*$' || echo 'no output')"
 fi

@@ -28,6 +28,58 @@ WP_DIR=$STACK_DIR/wordpress
 # Services in start order; stop runs them backwards.
 STACK_SERVICES=(mariadb redis php-fpm nginx purger varnish wp-cron)
 
+# Least privilege. Started as root, every service runs as an unprivileged user of its own, as the
+# Debian packages do: the PHP pool, nginx's workers and WordPress's CLI scripts as the web user,
+# MariaDB as mysql, Redis as redis, the purger as a system user of its own; varnishd drops to its
+# own users. Only the masters that must hand work to those users (nginx, php-fpm, varnishd) and
+# the wp-cron timer loop keep root. Started as anyone else, everything runs as that user.
+STACK_ROOT=0; [[ $(id -u) -eq 0 ]] && STACK_ROOT=1
+WEB_USER=${STACK_WEB_USER:-www-data}
+DB_OS_USER=mysql
+REDIS_OS_USER=redis
+PURGER_OS_USER=${STACK_PURGER_USER:-varnish-edge}
+if ((!STACK_ROOT)); then WEB_USER=$(id -un) DB_OS_USER=$WEB_USER REDIS_OS_USER=$WEB_USER PURGER_OS_USER=$WEB_USER; fi
+DB_SOCKET_DIR=$RUN_DIR/mysqld   # mysql may write here; its group (the web user) may connect
+DB_SOCKET=$DB_SOCKET_DIR/mysqld.sock
+
+# service_users: the users above must exist (the packages create www-data, mysql and redis; the
+# purger's is created here).
+service_users() {
+  ((STACK_ROOT)) || return 0
+  local u
+  for u in "$WEB_USER" "$DB_OS_USER" "$REDIS_OS_USER"; do
+    id -u "$u" >/dev/null 2>&1 || die "no system user '$u' (created by the nginx/php-fpm, mariadb-server and redis-server packages; run scripts/install-deps.sh)"
+  done
+  id -u "$PURGER_OS_USER" >/dev/null 2>&1 \
+    || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$PURGER_OS_USER" \
+    || die "cannot create the system user '$PURGER_OS_USER' for the purger"
+}
+
+# drop_to USER: sets DROP to the command prefix that runs a program as USER (empty unless root).
+drop_to() {
+  DROP=()
+  if ((STACK_ROOT)) && [[ $1 != root ]]; then
+    DROP=(setpriv --reuid="$1" --regid="$1" --init-groups --inh-caps=-all --)
+  fi
+}
+# as_user USER COMMAND...: run COMMAND as USER.
+as_user() { local DROP; drop_to "$1"; shift; "${DROP[@]}" "$@"; }
+
+# own OWNER[:GROUP] MODE PATH...: chown (as root) and chmod.
+own() {
+  local owner=$1 mode=$2; shift 2
+  if ((STACK_ROOT)); then chown "$owner" "$@"; fi
+  chmod "$mode" "$@"
+}
+
+# log_file NAME OWNER: a log the service opens itself, created private to its writer (access logs
+# hold password-reset keys in query strings).
+log_file() {
+  local f=$LOG_DIR/$1
+  [[ -e $f ]] || : >"$f"
+  own "$2" 600 "$f"
+}
+
 log() { printf 'stack: %s\n' "$*" >&2; }
 die() { printf 'stack: error: %s\n' "$*" >&2; exit 1; }
 
@@ -71,6 +123,7 @@ http_ok() {
 # $LOG_DIR/NAME.log, pid to $RUN_DIR/NAME.pid.
 spawn() {
   local name=$1; shift
+  (umask 077; : >>"$LOG_DIR/$name.log")
   setsid "$@" >>"$LOG_DIR/$name.log" 2>&1 </dev/null &
   echo $! >"$RUN_DIR/$name.pid"
 }

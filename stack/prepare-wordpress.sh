@@ -17,6 +17,9 @@ layout() {
       --exclude=./wp-content/languages -cf - .) | (cd "$WP_DIR" && tar -xf -)
   fi
   mkdir -p "$WP_DIR/wp-content/uploads" "$WP_DIR/wp-content/plugins" "$WP_DIR/wp-content/mu-plugins" "$WP_DIR/wp-content/themes"
+  chmod 755 "$WP_DIR"
+  # WordPress (the web user) writes media and nothing else; the code stays root's.
+  ((STACK_ROOT)) && chown -R "$WEB_USER:$WEB_USER" "$WP_DIR/wp-content/uploads"
   # Themes installed after the first copy (Debian ships each as its own package) join the tree.
   local theme
   for theme in "$src"/wp-content/themes/*/; do
@@ -35,7 +38,7 @@ wp_php() {
   load_secrets
   STACK_WP_DIR=$WP_DIR STACK_SITE_HOST=$SITE_HOST STACK_ADMIN_USER=$WP_ADMIN_USER \
   STACK_ADMIN_PASSWORD=$ADMIN_PASSWORD STACK_DEMO_POSTS=$DEMO_POSTS \
-    php -d memory_limit=512M "$STACK_REPO/stack/wp/$1.php" "${@:2}"
+    as_user "$WEB_USER" php -d memory_limit=512M "$STACK_REPO/stack/wp/$1.php" "${@:2}"
 }
 
 case ${1:-} in

@@ -4,14 +4,24 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 load_secrets
-# nginx workers run unprivileged (nobody when started as root): they traverse run/ to reach
-# php-fpm's socket and read the WordPress tree. Secrets stay in 600 files.
-mkdir -p "$CONF_DIR" "$RUN_DIR" "$LOG_DIR" "$STACK_DIR/tmp"
+# Services run as their own users (lib.sh): each reaches only its own files. nginx workers and the
+# PHP pool (the web user) traverse run/ to php-fpm's socket and read the WordPress tree; logs are
+# private to their writer and the log directory cannot be listed. Secrets stay in 600 files.
+mkdir -p "$CONF_DIR" "$RUN_DIR" "$LOG_DIR" "$STACK_DIR/tmp" "$DB_SOCKET_DIR"
 chmod 755 "$STACK_DIR" "$RUN_DIR" "$CONF_DIR"
+chmod 711 "$LOG_DIR"
+own "$DB_OS_USER:$WEB_USER" 750 "$DB_SOCKET_DIR"
 umask 077
+log_file nginx-error.log root
+log_file nginx-access.log root
+log_file php-fpm.log root
+log_file php-error.log "$WEB_USER"
+log_file mariadb-error.log "$DB_OS_USER"
 
 # nginx: serves the WordPress tree on 127.0.0.1:$WEB_PORT, PHP through php-fpm's socket.
+nginx_user=""; ((STACK_ROOT)) && nginx_user="user $WEB_USER;"
 cat >"$CONF_DIR/nginx.conf" <<CONF
+$nginx_user
 worker_processes 2;
 daemon on;
 pid $RUN_DIR/nginx.pid;
@@ -51,9 +61,13 @@ http {
 }
 CONF
 
-# php-fpm: one pool on a unix socket; runs as whoever runs the stack.
+# php-fpm: one pool on a unix socket only the web server's group may use; the pool runs as the
+# web user (the master keeps root only to hand requests to it).
 pool_user=""
-[[ $(id -u) -eq 0 ]] && pool_user=$'user = root\ngroup = root'
+((STACK_ROOT)) && pool_user="user = $WEB_USER
+group = $WEB_USER
+listen.owner = $WEB_USER
+listen.group = $WEB_USER"
 cat >"$CONF_DIR/php-fpm.conf" <<CONF
 [global]
 pid = $RUN_DIR/php-fpm.pid
@@ -62,7 +76,7 @@ daemonize = yes
 [www]
 $pool_user
 listen = $RUN_DIR/php-fpm.sock
-listen.mode = 0666
+listen.mode = 0660
 pm = dynamic
 pm.max_children = 8
 pm.start_servers = 4
@@ -75,17 +89,18 @@ php_admin_value[memory_limit] = 256M
 CONF
 
 # redis: loopback only, password, append-only file so the purger's outbox survives a restart.
+# Runs in the foreground as the redis user (stack/services/redis.sh); its log goes to redis.log.
 cat >"$CONF_DIR/redis.conf" <<CONF
 bind 127.0.0.1
 port $REDIS_PORT
-daemonize yes
-pidfile $RUN_DIR/redis.pid
-logfile $LOG_DIR/redis.log
+daemonize no
+logfile ""
 dir $STACK_DIR/redis
 appendonly yes
 save ""
 requirepass $REDIS_PASSWORD
 CONF
+own "$REDIS_OS_USER" 600 "$CONF_DIR/redis.conf"
 
 # Varnish: the lead's vcl/default.vcl with only the backend address changed (and the purge
 # ACL narrowed to loopback); includes resolve through vcl_path=<repo>/vcl.
@@ -102,7 +117,7 @@ q() { printf "'%s'" "${1//\'/\\\'}"; }
   echo "define('DB_NAME', 'wordpress');"
   echo "define('DB_USER', 'wordpress');"
   echo "define('DB_PASSWORD', $(q "$DB_PASSWORD"));"
-  echo "define('DB_HOST', $(q "localhost:$RUN_DIR/mysqld.sock"));"
+  echo "define('DB_HOST', $(q "localhost:$DB_SOCKET"));"
   echo "define('DB_CHARSET', 'utf8mb4');"
   echo "define('DB_COLLATE', '');"
   for k in AUTH_KEY SECURE_AUTH_KEY LOGGED_IN_KEY NONCE_KEY AUTH_SALT SECURE_AUTH_SALT LOGGED_IN_SALT NONCE_SALT; do
@@ -127,3 +142,4 @@ q() { printf "'%s'" "${1//\'/\\\'}"; }
   echo "if (!defined('ABSPATH')) { define('ABSPATH', __DIR__ . '/'); }"
   echo "require_once ABSPATH . 'wp-settings.php';"
 } >"$WP_DIR/wp-config.php"
+own "root:$WEB_USER" 640 "$WP_DIR/wp-config.php"   # the web user reads it, cannot change it

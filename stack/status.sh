@@ -5,7 +5,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 check() {
   case $1 in
-    mariadb) [[ -S $RUN_DIR/mysqld.sock ]] && echo "socket $RUN_DIR/mysqld.sock" ;;
+    mariadb) [[ -S $DB_SOCKET ]] && echo "socket $DB_SOCKET" ;;
     redis) port_busy "$REDIS_PORT" && echo "127.0.0.1:$REDIS_PORT" ;;
     php-fpm) [[ -S $RUN_DIR/php-fpm.sock ]] && echo "socket $RUN_DIR/php-fpm.sock" ;;
     nginx) http_ok "http://127.0.0.1:$WEB_PORT/" "$SITE_HOST" && echo "http://127.0.0.1:$WEB_PORT/ (origin)" ;;

@@ -15,6 +15,7 @@ dups=$(printf '%s\n' "$VARNISH_PORT" "$WEB_PORT" "$PURGER_PORT" "$REDIS_PORT" | 
 
 mkdir -p "$STACK_DIR" "$RUN_DIR" "$LOG_DIR" "$CONF_DIR"
 chmod 755 "$STACK_DIR"   # varnishd's unprivileged compiler user reads the VCL under it
+service_users
 "$STACK_REPO/stack/gen-secrets.sh"
 
 # Refuse ports held by something that is not this stack, naming the variable to change.

@@ -21,7 +21,7 @@ export async function editPost(env, auth, id, content) {
 
 /** SQL against the stack's MariaDB as the local superuser (unix socket authentication). */
 export async function sql(env, query) {
-  const { stdout } = await run('mariadb', ['--no-defaults', `--socket=${join(env.dir, 'run/mysqld.sock')}`, '-N', '-B', 'wordpress', '-e', query], { timeout: 20_000 });
+  const { stdout } = await run('mariadb', ['--no-defaults', `--socket=${join(env.dir, 'run/mysqld/mysqld.sock')}`, '-N', '-B', 'wordpress', '-e', query], { timeout: 20_000 });
   return stdout.trim();
 }
 

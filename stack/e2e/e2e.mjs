@@ -64,7 +64,7 @@ const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 const marker = (tag) => `e2e${tag}x${Math.floor(Math.random() * 1e9).toString(36)}`;
 
 async function sql(query) {
-  const { stdout } = await run('mariadb', ['--no-defaults', `--socket=${env('STACK_DIR')}/run/mysqld.sock`, '-N', 'wordpress', '-e', query]);
+  const { stdout } = await run('mariadb', ['--no-defaults', `--socket=${env('STACK_DIR')}/run/mysqld/mysqld.sock`, '-N', 'wordpress', '-e', query]);
   return stdout.trim();
 }
 

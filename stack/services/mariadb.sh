@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# mariadb.sh start|stop: a private MariaDB on a unix socket in $STACK_DIR/run (no TCP port);
-# creates the data directory, the `wordpress` database and its user on first start.
+# mariadb.sh start|stop: a private MariaDB on a unix socket in $STACK_DIR/run/mysqld (no TCP
+# port), running as the mysql user when started by root; creates the data directory, the
+# `wordpress` database and its user on first start.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
-datadir=$STACK_DIR/mysql sock=$RUN_DIR/mysqld.sock
+datadir=$STACK_DIR/mysql sock=$DB_SOCKET
 me=$(id -un)
 
 sql() { mariadb --no-defaults --socket="$sock" -u "$me" "$@"; }
@@ -15,12 +16,15 @@ start)
   if [[ ! -d $datadir/mysql ]]; then
     log "mariadb: initialising $datadir"
     mkdir -p "$datadir"
-    mariadb-install-db --no-defaults --datadir="$datadir" --user="$me" --skip-test-db \
+    own "$DB_OS_USER" 700 "$datadir"
+    log_file mariadb-install.log root
+    mariadb-install-db --no-defaults --datadir="$datadir" --user="$DB_OS_USER" --skip-test-db \
       --auth-root-authentication-method=socket >"$LOG_DIR/mariadb-install.log" 2>&1 \
       || die "mariadb-install-db failed; see $LOG_DIR/mariadb-install.log"
   fi
+  ((STACK_ROOT)) && chown -R "$DB_OS_USER" "$datadir"   # a data directory from before the mysql user
   spawn mariadb mariadbd --no-defaults --datadir="$datadir" --socket="$sock" \
-    --pid-file="$RUN_DIR/mariadbd.pid" --skip-networking --user="$me" \
+    --pid-file="$DB_SOCKET_DIR/mariadbd.pid" --skip-networking --user="$DB_OS_USER" \
     --log-error="$LOG_DIR/mariadb-error.log" --innodb-buffer-pool-size=128M \
     --innodb-flush-log-at-trx-commit=2 --skip-log-bin --character-set-server=utf8mb4
   wait_until 60 "MariaDB on $sock" sql -e 'SELECT 1' \

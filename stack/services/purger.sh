@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # purger.sh start|stop: the purge service (purger/) on 127.0.0.1:$PURGER_PORT, all roles in
-# one process, talking to Redis and to the Varnish node of this stack. Builds it if needed.
+# one process, talking to Redis and to the Varnish node of this stack, as an unprivileged system
+# user of its own when started by root. Builds it if needed.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 dir=$STACK_REPO/purger
@@ -11,6 +12,7 @@ build() {
   exec 9>"${TMPDIR:-/tmp}/purger-build-$(printf '%s' "$dir" | md5sum | cut -c1-12).lock"
   flock -w 600 9 || die "another purger build holds the lock for 10 minutes"
   mkdir -p "$LOG_DIR"
+  log_file purger-build.log root
   if [[ ! -d $dir/node_modules ]]; then
     log "purger: npm ci"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >>"$LOG_DIR/purger-build.log" 2>&1 \
@@ -32,12 +34,17 @@ start)
   is_running purger && exit 0
   load_secrets
   build
+  home=$STACK_DIR/tmp/purger   # npm's cache and logs; the purger itself writes nothing
+  mkdir -p "$home"
+  own "$PURGER_OS_USER" 700 "$home"
+  drop_to "$PURGER_OS_USER"
   PURGER_ROLE=all PURGER_HOST=127.0.0.1 PURGER_PORT=$PURGER_PORT \
   REDIS_URL="redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT" \
   PURGER_WEBHOOK_SECRETS=$WEBHOOK_SECRET PURGER_OPERATOR_TOKEN=$OPERATOR_TOKEN \
   PURGER_SITES=$SITE_HOST VARNISH_NODES=127.0.0.1:$VARNISH_PORT \
   PURGER_REPURGE_DELAY_MS=$PURGER_REPURGE_DELAY_MS NODE_ENV=production \
-    spawn purger npm --prefix "$dir" start
+  HOME=$home npm_config_cache=$home/npm npm_config_update_notifier=false \
+    spawn purger "${DROP[@]}" npm --prefix "$dir" start
   wait_until 60 "purger readiness on port $PURGER_PORT" http_ok "http://127.0.0.1:$PURGER_PORT/readyz" \
     || die "purger did not start; see $LOG_DIR/purger.log"
   ;;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# redis.sh start|stop: Redis for the purger on 127.0.0.1:$REDIS_PORT, password-protected.
+# redis.sh start|stop: Redis for the purger on 127.0.0.1:$REDIS_PORT, password-protected, as the
+# redis user when started by root.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 case ${1:-} in
@@ -7,7 +8,9 @@ start)
   is_running redis && exit 0
   load_secrets
   mkdir -p "$STACK_DIR/redis"
-  redis-server "$CONF_DIR/redis.conf" || die "redis-server failed; see $LOG_DIR/redis.log"
+  own "$REDIS_OS_USER" 700 "$STACK_DIR/redis"
+  drop_to "$REDIS_OS_USER"
+  spawn redis "${DROP[@]}" redis-server "$CONF_DIR/redis.conf"
   wait_until 30 "Redis on port $REDIS_PORT" \
     env REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping \
     || die "Redis did not answer; see $LOG_DIR/redis.log"

@@ -8,6 +8,7 @@ case ${1:-} in
 start)
   is_running varnish && exit 0
   mkdir -p "$workdir"
+  log_file varnish.log root
   varnishd -n "$workdir" -a "127.0.0.1:$VARNISH_PORT" -T 127.0.0.1:0 \
     -f "$CONF_DIR/stack.vcl" -p "vcl_path=$STACK_REPO/vcl:/usr/share/varnish/vcl" \
     -s "$VARNISH_STORAGE" -P "$RUN_DIR/varnish.pid" >>"$LOG_DIR/varnish.log" 2>&1 \
