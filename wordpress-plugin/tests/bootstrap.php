@@ -6,9 +6,11 @@
 require __DIR__ . '/support/Environment.php';
 require __DIR__ . '/support/TestCase.php';
 require __DIR__ . '/support/FastCgiClient.php';
+require __DIR__ . '/support/Fixtures.php';
 
 error_reporting( E_ALL );
 Environment::start();
+Fixtures::install( Environment::$wp );
 
 define( 'WP_USE_THEMES', false );
 $_SERVER['HTTP_HOST']   = Environment::site();

@@ -139,4 +139,50 @@ class SurrogateKeysTest extends VE_TestCase {
 			}
 		}
 	}
+
+	public function test_early_flush_keeps_the_partial_response_off_the_long_ttl() {
+		// The fixture mu-plugin flushes the page in wp_head (`?ve-early-flush=1`): the keys sent
+		// are those known then, so the long TTL would keep a page whose later parts are unkeyed.
+		$r = Environment::fetch( '/2026/02/bravo/?ve-early-flush=1' );
+		$this->assertSame( 200, $r['status'] );
+		$this->assertStringContainsString( 'Bravo', $r['body'] );
+		$this->assertNotEmpty( Environment::keys_of( $r ), 'what was known is still sent' );
+		$this->assertArrayNotHasKey( 'surrogate-control', $r['headers'], 'stays on the microcache' );
+		$this->assertArrayHasKey( 'surrogate-control', Environment::fetch( '/2026/02/bravo/' )['headers'], 'a complete page gets the long TTL' );
+	}
+
+	public function test_author_names_printed_by_blocks_carry_the_user_key() {
+		// The latest-posts block prints display names through get_the_author_meta().
+		$this->assertContains( $this->key( 'u-' . self::$ids['alice'] ), Environment::keys_of( Environment::fetch( '/latest/' ) ) );
+		$this->assertContains( $this->key( 'ul-1' ), Environment::keys_of( Environment::fetch( '/author/admin/feed/' ) ), 'the author feed' );
+	}
+
+	public function test_gallery_and_reusable_block_record_what_they_render() {
+		$img = imagecreatetruecolor( 300, 200 );
+		ob_start();
+		imagejpeg( $img );
+		$upload = wp_upload_bits( 'keyed-gallery.jpg', null, ob_get_clean(), '2025/08' );
+		$att    = wp_insert_attachment( array( 'post_title' => 'Keyed', 'post_excerpt' => 'A caption', 'post_mime_type' => 'image/jpeg', 'post_status' => 'inherit' ), $upload['file'] );
+		wp_update_attachment_metadata( $att, wp_generate_attachment_metadata( $att, $upload['file'] ) );
+		$block = wp_insert_post( array( 'post_type' => 'wp_block', 'post_status' => 'publish', 'post_title' => 'Keyed block', 'post_content' => 'Shared words.' ) );
+		$post  = $this->new_post( array( 'post_content' => '[gallery ids="' . $att . '"]' . "\n\n" . '<!-- wp:block {"ref":' . $block . '} /-->' ) );
+		$keys  = Environment::keys_of( Environment::fetch( get_permalink( $post ) ) );
+		$this->assertContains( $this->key( "e-$att" ), $keys, 'gallery item' );
+		$this->assertContains( $this->key( "e-$block" ), $keys, 'reusable block' );
+
+		// Alt text written alone (as the media modal and REST do before the attachment update).
+		Environment::clear_webhooks();
+		update_post_meta( $att, '_wp_attachment_image_alt', 'New alt' );
+		$this->end_request();
+		$this->assertContains( $this->key( "e-$att" ), $this->sent_tags( false ) );
+
+		Environment::clear_webhooks();
+		wp_update_post( array( 'ID' => $block, 'post_content' => 'Shared words, edited.' ) );
+		$this->end_request();
+		$this->assertContains( $this->key( "e-$block" ), $this->sent_tags( false ) );
+		wp_delete_post( $post, true );
+		wp_delete_post( $block, true );
+		wp_delete_attachment( $att, true );
+		$this->end_request();
+	}
 }

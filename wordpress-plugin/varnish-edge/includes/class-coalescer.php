@@ -162,7 +162,10 @@ class Coalescer {
 				}
 			}
 			$new = maybe_serialize( $state );
-			if ( null === $raw ) {
+			if ( ! $state['until'] && ! $state['held'] ) {
+				// Nothing to remember: no row at all (nothing left behind).
+				$ok = null === $raw ? 1 : $wpdb->query( $wpdb->prepare( "DELETE FROM {$wpdb->options} WHERE option_name = %s AND option_value = %s", self::OPTION, $raw ) );
+			} elseif ( null === $raw ) {
 				$ok = $wpdb->query( $wpdb->prepare( "INSERT IGNORE INTO {$wpdb->options} (option_name, option_value, autoload) VALUES (%s, %s, 'no')", self::OPTION, $new ) );
 			} elseif ( $new === $raw ) {
 				$ok = 1;
@@ -190,7 +193,11 @@ class Coalescer {
 			$until = (int) ( $state['until'][ $tag ] ?? 0 );
 			$due   = 0 === $due ? $until : min( $due, $until );
 		}
-		if ( (int) get_option( self::DUE_OPTION, 0 ) !== $due ) {
+		if ( 0 === $due ) {
+			if ( false !== get_option( self::DUE_OPTION ) ) {
+				delete_option( self::DUE_OPTION );
+			}
+		} elseif ( (int) get_option( self::DUE_OPTION, 0 ) !== $due ) {
 			update_option( self::DUE_OPTION, $due, true );
 		}
 		if ( $due > 0 && ! wp_next_scheduled( self::CRON_HOOK ) ) {

@@ -28,6 +28,9 @@ class Event_Queue {
 	/** @var callable[] Work to run once at the end of the request, before the batch is built. */
 	private $deferred = array();
 
+	/** @var callable[] Request-scoped state to forget once the batch is built. */
+	private $cleanup = array();
+
 	/**
 	 * Constructor.
 	 *
@@ -63,6 +66,15 @@ class Event_Queue {
 	}
 
 	/**
+	 * Run a callback once the request's batch is built (to forget request-scoped state).
+	 *
+	 * @param callable $callback Callback.
+	 */
+	public function after_commit( callable $callback ) {
+		$this->cleanup[] = $callback;
+	}
+
+	/**
 	 * Build the batch for everything queued in this request and store it in the outbox.
 	 *
 	 * @return array Events stored (empty when nothing changed).
@@ -75,6 +87,11 @@ class Event_Queue {
 		}
 		$inv           = $this->pending->merge( $this->detector->collect() );
 		$this->pending = new Invalidation();
+		$cleanup       = $this->cleanup;
+		$this->cleanup = array();
+		foreach ( $cleanup as $callback ) {
+			call_user_func( $callback );
+		}
 		if ( $inv->is_empty() ) {
 			return array();
 		}
@@ -91,7 +108,7 @@ class Event_Queue {
 	 * Shutdown handler: flush the response to the browser, then commit and deliver.
 	 */
 	public function dispatch() {
-		$has_events = ! $this->pending->is_empty() || array() !== $this->deferred || $this->detector->has_changes();
+		$has_events = ! $this->pending->is_empty() || array() !== $this->deferred || array() !== $this->cleanup || $this->detector->has_changes();
 		$has_due    = $this->settings->is_configured() && $this->outbox->has_due();
 		if ( ! $has_events && ! $has_due ) {
 			return;

@@ -108,10 +108,12 @@ class Plugin {
 			add_action( $hook, array( $r, 'menus_changed' ), 10, 0 );
 		}
 		add_action( 'switch_theme', array( $r, 'on_switch_theme' ), 10, 1 );
+		add_action( 'save_post_wp_global_styles', array( $r, 'on_global_styles_saved' ), 10, 1 );
+		add_action( 'delete_post', array( $r, 'on_global_styles_saved' ), 10, 1 );
 		add_action( 'customize_save_after', array( $r, 'on_customize_save' ), 10, 0 );
 		add_action( 'updated_option', array( $r, 'on_option_updated' ), 10, 3 );
 		add_action( 'added_option', array( $r, 'on_option_added_or_deleted' ), 10, 2 );
-		add_action( 'deleted_option', array( $r, 'on_option_added_or_deleted' ), 10, 1 );
+		add_action( 'delete_option', array( $r, 'on_option_added_or_deleted' ), 10, 1 );
 		add_action( 'activated_plugin', array( $r, 'on_plugin_toggled' ), 10, 2 );
 		add_action( 'deactivated_plugin', array( $r, 'on_plugin_toggled' ), 10, 2 );
 		add_action( 'upgrader_process_complete', array( $r, 'on_upgrade' ), 10, 2 );
@@ -145,6 +147,9 @@ class Plugin {
 		add_filter( 'post_class', array( $k, 'on_post_class_end' ), 10, 1 );
 		add_filter( 'the_author', array( $k, 'on_the_author' ), 10, 1 );
 		add_filter( 'author_link', array( $k, 'on_author_link' ), 10, 2 );
+		foreach ( array( 'display_name', 'nickname', 'description', 'user_url' ) as $field ) {
+			add_filter( "get_the_author_{$field}", array( $k, 'on_author_meta' ), 10, 2 );
+		}
 		add_filter( 'wp_nav_menu', array( $k, 'on_nav_menu' ), 10, 1 );
 		add_action( 'dynamic_sidebar_before', array( $k, 'on_sidebar' ), 10, 0 );
 		add_filter( 'wp_get_attachment_url', array( $k, 'on_attachment_url' ), 10, 2 );

@@ -333,6 +333,23 @@ class Related_Changes {
 	}
 
 	/**
+	 * Actions `save_post_wp_global_styles` / `delete_post` (of that type): WordPress 6.1 keeps the
+	 * front end's global stylesheet in a transient for a minute, so the page Varnish fetches
+	 * after the purge would still carry the old CSS, for the whole TTL. Drop that cache before
+	 * the site-wide purge goes out.
+	 *
+	 * @param int $post_id Post id.
+	 */
+	public function on_global_styles_saved( $post_id = 0 ) {
+		if ( 'delete_post' === current_action() && 'wp_global_styles' !== get_post_type( (int) $post_id ) ) {
+			return;
+		}
+		foreach ( array( 'global_styles_', 'global_styles_svg_filters_' ) as $prefix ) {
+			delete_transient( $prefix . get_stylesheet() );
+		}
+	}
+
+	/**
 	 * Action `switch_theme`.
 	 *
 	 * @param string $name Theme name.
@@ -387,15 +404,16 @@ class Related_Changes {
 	}
 
 	/**
-	 * Actions `added_option` / `deleted_option`: options other code maps to keys, and unknown
-	 * autoloaded options written from an admin screen.
+	 * Actions `added_option` / `delete_option` (before the row goes, while an autoloaded option is
+	 * still in the autoloaded set): options other code maps to keys, and unknown autoloaded
+	 * options written from an admin screen.
 	 *
 	 * @param string $option Option name.
 	 * @param mixed  $value  Value (added_option only).
 	 */
 	public function on_option_added_or_deleted( $option, $value = null ) {
 		if ( ! $this->mapped_option_changed( (string) $option, null, $value ) && ! in_array( $option, self::SITE_OPTIONS, true ) ) {
-			$this->unknown_option_changed( (string) $option, 'deleted_option' === current_action() );
+			$this->unknown_option_changed( (string) $option, 'delete_option' === current_action() );
 		}
 	}
 
@@ -442,17 +460,14 @@ class Related_Changes {
 	 * show it: the whole site is invalidated, with the option named in the event.
 	 *
 	 * @param string $option  Option name.
-	 * @param bool   $deleted The option was deleted (no longer in the autoloaded set).
+	 * @param bool   $deleted The option is being deleted.
 	 */
 	private function unknown_option_changed( $option, $deleted = false ) {
 		if ( ! is_admin() || wp_doing_ajax() || wp_doing_cron() || ( defined( 'WP_CLI' ) && WP_CLI ) || $this->is_ignored_option( $option ) ) {
 			return;
 		}
-		if ( ! $deleted ) {
-			$alloptions = wp_load_alloptions();
-			if ( ! array_key_exists( $option, $alloptions ) ) {
-				return;
-			}
+		if ( ! array_key_exists( $option, wp_load_alloptions() ) ) {
+			return;
 		}
 		$this->site_changed( sprintf( 'option %s %s from an admin screen', $option, $deleted ? 'deleted' : 'changed' ) );
 	}
@@ -622,7 +637,13 @@ class Related_Changes {
 	 * @param int $attachment_id Attachment id.
 	 */
 	public function on_attachment_added( $attachment_id ) {
-		$this->new_attachments[ (int) $attachment_id ] = true;
+		$attachment_id                           = (int) $attachment_id;
+		$this->new_attachments[ $attachment_id ] = true;
+		$this->queue->after_commit(
+			function () use ( $attachment_id ) {
+				unset( $this->new_attachments[ $attachment_id ] );
+			}
+		);
 	}
 
 	/**

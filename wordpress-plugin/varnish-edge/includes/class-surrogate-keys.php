@@ -347,6 +347,21 @@ class Surrogate_Keys {
 	}
 
 	/**
+	 * Filters `get_the_author_{field}` (display name, nickname, bio, URL): a user's profile shown
+	 * outside the author template tags (the latest-posts block prints the display name this way).
+	 *
+	 * @param string $value   Value.
+	 * @param int    $user_id User id.
+	 * @return string
+	 */
+	public function on_author_meta( $value, $user_id = 0 ) {
+		if ( $user_id && ! is_admin() ) {
+			$this->add( array( $this->scheme()->user( (int) $user_id ) ) );
+		}
+		return $value;
+	}
+
+	/**
 	 * Filter `author_link`: a link to an author archive (name and URL of the user shown).
 	 *
 	 * @param string $link      Link.
