@@ -6,6 +6,7 @@ class SiteWideTest extends VE_TestCase {
 
 	protected function tearDown(): void {
 		$GLOBALS['current_screen'] = null;
+		unset( $_SERVER['REQUEST_METHOD'] );
 		parent::tearDown();
 	}
 
@@ -59,6 +60,11 @@ class SiteWideTest extends VE_TestCase {
 		$this->assertTrue( is_admin() );
 		update_option( 'acme_banner_text', 'two' );
 		$this->end_request();
+		$this->assertSame( array(), Environment::webhooks(), 'an admin page view (GET) writing its bookkeeping' );
+
+		$_SERVER['REQUEST_METHOD'] = 'POST'; // The settings form submitted.
+		update_option( 'acme_banner_text', 'three' );
+		$this->end_request();
 		$this->assertTrue( $this->sent_all() );
 		$this->assertStringContainsString( 'option acme_banner_text changed from an admin screen', implode( ' ', $this->reasons() ) );
 
@@ -73,6 +79,7 @@ class SiteWideTest extends VE_TestCase {
 
 	public function test_not_autoloaded_and_bookkeeping_options_do_not_ban() {
 		set_current_screen( 'options-general' );
+		$_SERVER['REQUEST_METHOD'] = 'POST';
 		add_option( 'acme_log', 'x', '', 'no' );
 		update_option( 'acme_log', 'y' );
 		set_transient( 'acme_cache', 'z' );

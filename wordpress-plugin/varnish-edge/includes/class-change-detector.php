@@ -25,10 +25,11 @@ class Change_Detector {
 	const SITE_TYPES = array( 'wp_template', 'wp_template_part', 'wp_global_styles', 'custom_css' );
 
 	/**
-	 * Post meta written by WordPress itself that no page shows (filterable:
-	 * `varnish_edge_ignored_meta_keys`). A trailing `*` matches a prefix.
+	 * Post meta written by WordPress itself that no page shows, and the view counters of popular
+	 * plugins (written on every visit: purging on them would empty the cache of every visited
+	 * post). Filterable: `varnish_edge_ignored_meta_keys`. A trailing `*` matches a prefix.
 	 */
-	const IGNORED_META = array( '_edit_lock', '_edit_last', '_wp_old_slug', '_wp_old_date', '_encloseme', '_pingme', '_trackbackme', '_wp_trash_meta_status', '_wp_trash_meta_time', '_wp_trash_meta_comments_status', '_wp_desired_post_slug', '_wp_check_lock', '_oembed_*', '_wp_suggested_privacy_policy_content', '_wp_attachment_backup_sizes' );
+	const IGNORED_META = array( '_edit_lock', '_edit_last', '_wp_old_slug', '_wp_old_date', '_encloseme', '_pingme', '_trackbackme', '_wp_trash_meta_status', '_wp_trash_meta_time', '_wp_trash_meta_comments_status', '_wp_desired_post_slug', '_wp_check_lock', '_oembed_*', '_wp_suggested_privacy_policy_content', '_wp_attachment_backup_sizes', 'post_views_count', 'views' );
 
 	/** Fields compared between snapshots. */
 	const FIELDS = array( 'modified', 'status', 'name', 'title', 'content', 'excerpt', 'date', 'author', 'parent', 'menu_order', 'terms', 'sticky', 'template', 'thumbnail', 'password', 'comment_status', 'url' );

@@ -68,7 +68,7 @@ class Related_Changes {
 		'wp_force_deactivated_plugins', 'auto_plugin_theme_update_emails', 'auto_update_*', 'new_admin_email', 'adminhash',
 		'varnish_edge*', 'widget_*', 'sidebars_widgets', 'theme_mods_*', 'comment_moderation', 'moderation_keys',
 		'disallowed_keys', 'comment_max_links', 'moderation_notify', 'comments_notify', 'admin_email', 'mailserver_*',
-		'default_*', 'use_balanceTags', 'use_smilies', 'ping_sites', 'upload_path', 'upload_url_path', 'rss_*', 'akismet_*',
+		'default_*', '*_user_roles', 'use_balanceTags', 'use_smilies', 'ping_sites', 'upload_path', 'upload_url_path', 'rss_*', 'akismet_*',
 	);
 
 	/**
@@ -457,13 +457,16 @@ class Related_Changes {
 	 * An option the plugin does not know changed. When it is autoloaded (WordPress loads it on
 	 * every page, so a theme or plugin may print it anywhere) and an admin screen changed it (an
 	 * editor's decision, not a counter a plugin bumps on every visit), nobody can say which pages
-	 * show it: the whole site is invalidated, with the option named in the event.
+	 * show it: the whole site is invalidated, with the option named in the event. Only form
+	 * submissions (POST) count: admin page views write bookkeeping options of their own.
 	 *
 	 * @param string $option  Option name.
 	 * @param bool   $deleted The option is being deleted.
 	 */
 	private function unknown_option_changed( $option, $deleted = false ) {
-		if ( ! is_admin() || wp_doing_ajax() || wp_doing_cron() || ( defined( 'WP_CLI' ) && WP_CLI ) || $this->is_ignored_option( $option ) ) {
+		$method = isset( $_SERVER['REQUEST_METHOD'] ) ? strtoupper( sanitize_key( wp_unslash( $_SERVER['REQUEST_METHOD'] ) ) ) : 'GET';
+		// A form submitted on an admin screen; admin page views write bookkeeping options.
+		if ( ! is_admin() || 'POST' !== $method || wp_doing_ajax() || wp_doing_cron() || ( defined( 'WP_CLI' ) && WP_CLI ) || $this->is_ignored_option( $option ) ) {
 			return;
 		}
 		if ( ! array_key_exists( $option, wp_load_alloptions() ) ) {
