@@ -6,6 +6,7 @@
 vcl 4.1;
 
 import std;
+import var;
 
 # The WordPress origin (the docker-compose service "wordpress"; the native
 # `make up` writes its own entry VCL pointing at 127.0.0.1).
@@ -55,7 +56,28 @@ sub vcl_backend_fetch {
     }
 }
 
-# Hosts allowed to PURGE / PURGEKEYS / BAN and to see debug headers.
+# PURGE / PURGEKEYS / BAN also need the purger's shared secret as
+# X-Purge-Token (the purger sends its VARNISH_PURGE_TOKEN): an address in the
+# ACL alone is not enough, since anything relaying traffic from that network
+# would turn its clients into purgers. The secret lives in a file, not in this
+# folder (docker compose mounts it as a secret). Without a usable file
+# Varnish refuses to load this VCL instead of running unprotected.
+sub vcl_init {
+    if (std.fileread("/run/secrets/varnish_purge_token") !~ "[!-~]{16}") {
+        return (fail("default.vcl: /run/secrets/varnish_purge_token is missing or has no 16-character token (the purger's VARNISH_PURGE_TOKEN)"));
+    }
+}
+
+# Read once per VCL and cached by std.fileread; looked up for invalidation
+# requests only. microcache.vcl checks it (mc_recv_invalidation_allowed).
+sub vcl_recv {
+    if (req.method == "PURGE" || req.method == "PURGEKEYS" || req.method == "BAN") {
+        var.set("mc_purge_token", std.fileread("/run/secrets/varnish_purge_token"));
+    }
+}
+
+# Hosts allowed to PURGE / PURGEKEYS / BAN (with the token above) and to see
+# debug headers.
 # 172.28.0.0/16 is the internal network docker-compose.yml pins; change it to
 # where your purger runs. Never list public ranges.
 acl purgers {

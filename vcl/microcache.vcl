@@ -17,6 +17,7 @@ import std;
 import purge;
 import xkey;
 import proxy;
+import var;
 
 # ---------------------------------------------------------------------------
 # Policy: the one place to change TTLs and grace.
@@ -78,6 +79,7 @@ sub vcl_recv {
     call mc_recv_strip_internal;
     call mc_recv_method;
     call mc_recv_normalize_host;
+    call mc_recv_trust;
     call mc_recv_health;
     call mc_recv_normalize_url;
     call mc_recv_invalidation;
@@ -104,6 +106,20 @@ sub mc_recv_strip_internal {
         unset req.http.x-mc-keys;
         unset req.http.x-mc-ban;
         unset req.http.x-mc-plain;
+        unset req.http.x-mc-trusted;
+    }
+}
+
+# Trusted: an address in acl purgers talking to Varnish directly. A relay
+# (TLS terminator, proxy) in front adds forwarding headers: its address being
+# in the ACL must not make all its clients trusted. Varnish itself puts the
+# peer's address in X-Forwarded-For, so anything more came from before us.
+# A PROXY-protocol relay is transparent: client.ip is the real client.
+sub mc_recv_trust {
+    if (req.restarts == 0 && client.ip ~ purgers &&
+        req.http.X-Forwarded-For == "" + client.ip && !req.http.Forwarded &&
+        !req.http.X-Real-IP && !req.http.True-Client-IP && !req.http.Via) {
+        set req.http.x-mc-trusted = "1";
     }
 }
 
@@ -160,6 +176,7 @@ sub mc_recv_forwarded {
     unset req.http.X-Forwarded-Server;
     unset req.http.X-Original-URL;
     unset req.http.X-Rewrite-URL;
+    unset req.http.X-Purge-Token;
     if (local.socket == "https" || proxy.is_ssl()) {
         set req.http.X-Forwarded-Proto = "https";
     } else {
@@ -199,15 +216,39 @@ sub mc_recv_invalidation {
     if (req.method != "PURGE" && req.method != "PURGEKEYS" && req.method != "BAN") {
         return;
     }
-    if (client.ip !~ purgers) {
-        return (synth(403, req.method + " is only accepted from hosts in acl purgers; " + client.ip + " is not one of them"));
-    }
+    call mc_recv_invalidation_allowed;
     if (req.method == "PURGE") {
         call mc_recv_purge_url;
     } elsif (req.method == "PURGEKEYS") {
         call mc_recv_purge_keys;
     } else {
         call mc_recv_ban;
+    }
+}
+
+# Who may invalidate: an address in acl purgers, directly (not through a
+# relay, unless the entry VCL vouches for it with
+# var.set("mc_trusted_relay", "1")), and, when the entry VCL configures one
+# with var.set("mc_purge_token", ...), presenting that secret as X-Purge-Token.
+# Refusals say only "Forbidden"; the reason goes to the log (VCL_Log).
+sub mc_recv_invalidation_allowed {
+    if (client.ip !~ purgers) {
+        std.log("mc: " + req.method + " refused: client not in acl purgers");
+        return (synth(403, "Forbidden"));
+    }
+    if (!req.http.x-mc-trusted && var.get("mc_trusted_relay") != "1") {
+        std.log("mc: " + req.method + " refused: came through a relay (forwarding headers)");
+        return (synth(403, "Forbidden"));
+    }
+    if (var.get("mc_purge_token")) {
+        if (var.get("mc_purge_token") !~ "[!-~]") {
+            std.log("mc: " + req.method + " refused: mc_purge_token is configured but empty");
+            return (synth(403, "Forbidden"));
+        }
+        if (req.http.X-Purge-Token != regsuball(var.get("mc_purge_token"), "^\s+|\s+$", "")) {
+            std.log("mc: " + req.method + " refused: missing or wrong X-Purge-Token");
+            return (synth(403, "Forbidden"));
+        }
     }
 }
 
