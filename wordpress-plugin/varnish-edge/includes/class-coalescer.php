@@ -97,7 +97,9 @@ class Coalescer {
 	 * @return bool
 	 */
 	public function has_due( $now = null ) {
-		$due = (int) get_option( self::DUE_OPTION, 0 );
+		// From the autoloaded set: no query on the requests (nearly all) with nothing held.
+		$all = wp_load_alloptions();
+		$due = (int) ( $all[ self::DUE_OPTION ] ?? 0 );
 		return $due > 0 && $due <= ( null === $now ? time() : (int) $now );
 	}
 
