@@ -1,14 +1,16 @@
-// Delivery to one Varnish node. Two lanes read the durable log from their own cursor:
+// Delivery to one Varnish node. Lanes read the durable log from their own cursor:
 //  - main: applies every event, then advances the node's cursor (only after the node answered 2xx);
-//  - repurge: repeats every invalidation (soft ones soft) once `repurgeDelayMs` old (closes the
-//    in-flight-fetch race, docs/protocol.md §2), durably, because it has a cursor too.
+//  - one repeat lane per delay of `repurgeDelaysMs` (300 ms and 2 s by default): repeats every
+//    invalidation (soft ones soft) once it is that old (closes the in-flight-fetch race,
+//    docs/protocol.md §2), durably, because each has a cursor too. A repeat lane batches
+//    whatever became due together, at most once per `gapMs`, so bursts stay a few requests.
 // A failing request is retried with exponential backoff and full jitter until it succeeds; each
 // node has its own loops and connection pool, so a slow or dead node delays no other node.
 import type { Logger } from 'pino';
-import { coalesce, type Invalidation } from './coalesce.js';
+import { coalesce, type Invalidation, type Plan } from './coalesce.js';
 import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
-import { compareIds, type LogEntry, type StreamLog } from './stream-log.js';
+import { compareIds, repurgeField, type LogEntry, type StreamLog } from './stream-log.js';
 import { SendError, type SendResult, type VarnishClient } from './varnish-client.js';
 
 /** Delivery settings as config.ts parsed them; `sites` are banned when a node's cursor fell off
@@ -16,7 +18,7 @@ import { SendError, type SendResult, type VarnishClient } from './varnish-client
 export type DeliveryOptions = Pick<
   Config,
   | 'coalesceMs' | 'batchMax' | 'headerBudget' | 'urlEscalateThreshold' | 'urlBanMin' | 'nodeConcurrency'
-  | 'retryBaseMs' | 'retryMaxMs' | 'repurgeDelayMs' | 'pollMs' | 'sites'
+  | 'retryBaseMs' | 'retryMaxMs' | 'repurgeDelaysMs' | 'pollMs' | 'sites'
 >;
 
 export interface DeliveryHooks {
@@ -24,7 +26,8 @@ export interface DeliveryHooks {
   onApplied(node: string, entries: LogEntry[]): void;
 }
 
-type LaneName = 'main' | 'repurge';
+/** `main` or `repurge-<delay>` (the lane label of purger_invalidations_sent_total) */
+type LaneName = string;
 
 class Lane {
   cursor = '0-0';
@@ -75,6 +78,20 @@ class Lane {
   }
 }
 
+class RepurgeLane extends Lane {
+  readonly name: LaneName;
+  readonly field: string;
+  /** least time between two batches of this lane: what becomes due meanwhile goes out together */
+  readonly gapMs: number;
+
+  constructor(readonly delayMs: number) {
+    super();
+    this.name = `repurge-${delayMs}`;
+    this.field = repurgeField(delayMs);
+    this.gapMs = Math.max(20, Math.min(100, Math.round(delayMs / 10)));
+  }
+}
+
 interface Applied {
   results: Map<string, string>;
   lastRefusedAt: number | undefined;
@@ -84,7 +101,7 @@ const RESTART_MARGIN_MS = 1000;
 
 export class NodeDelivery {
   private readonly main = new Lane();
-  private readonly repurge = new Lane();
+  private readonly repurges: RepurgeLane[];
   private stopped = false;
   private readonly sleepers = new Set<() => void>();
   private loops: Promise<void>[] = [];
@@ -99,7 +116,9 @@ export class NodeDelivery {
     private readonly logger: Logger,
     private readonly metrics: Metrics,
     private readonly hooks: DeliveryHooks,
-  ) {}
+  ) {
+    this.repurges = opts.repurgeDelaysMs.map((d) => new RepurgeLane(d));
+  }
 
   get appliedSeq(): number {
     return this.main.seq;
@@ -109,10 +128,10 @@ export class NodeDelivery {
     // Cursors come from Redis; until Redis answers, keep trying (the loops below do the same).
     for (;;) {
       try {
-        const c = await this.log.cursors(this.node);
+        const c = await this.log.cursors(this.node, this.opts.repurgeDelaysMs);
         this.main.cursor = c.cursor;
         this.main.seq = c.seq;
-        this.repurge.cursor = c.repurge;
+        this.repurges.forEach((lane, i) => (lane.cursor = c.repurge[i]!));
         break;
       } catch (err) {
         if (this.stopped) return;
@@ -123,7 +142,7 @@ export class NodeDelivery {
     }
     this.logger.info({ node: this.node, cursor: this.main.cursor }, 'node delivery started; replaying from cursor');
     this.main.wake();
-    this.loops = [this.loop('main'), ...(this.opts.repurgeDelayMs > 0 ? [this.loop('repurge')] : [])];
+    this.loops = [this.loop(this.main, 'main'), ...this.repurges.map((lane) => this.loop(lane, lane.name))];
   }
 
   wake(): void {
@@ -132,10 +151,10 @@ export class NodeDelivery {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.main.wake();
-    this.repurge.wake();
-    this.main.clear();
-    this.repurge.clear();
+    for (const lane of [this.main, ...this.repurges]) {
+      lane.wake();
+      lane.clear();
+    }
     for (const wakeUp of [...this.sleepers]) wakeUp();
     // In-flight requests finish (bounded by the node timeout); retries stop. Unapplied events
     // stay in the log and are replayed from the cursor by the next worker.
@@ -143,15 +162,14 @@ export class NodeDelivery {
     await this.client.close();
   }
 
-  private async loop(name: LaneName): Promise<void> {
-    const lane = name === 'main' ? this.main : this.repurge;
+  private async loop(lane: Lane, name: LaneName): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
       await lane.wait(this.opts.pollMs);
       if (this.stopped) break;
       try {
-        if (name === 'main') await this.drainMain();
-        else await this.drainRepurge();
+        if (lane instanceof RepurgeLane) await this.drainRepurge(lane);
+        else await this.drainMain();
         failures = 0;
       } catch (err) {
         failures++;
@@ -165,51 +183,54 @@ export class NodeDelivery {
   private async drainMain(): Promise<void> {
     if (this.opts.coalesceMs > 0) await this.sleep(this.opts.coalesceMs);
     while (!this.stopped) {
-      const { entries, overrun } = await this.log.read(this.main.cursor, this.main.seqKnown ? this.main.seq : undefined, this.opts.batchMax);
+      const { entries, overrun, last, malformed } = await this.log.read(this.main.cursor, this.main.seqKnown ? this.main.seq : undefined, this.opts.batchMax);
       if (overrun) {
         await this.recoverOverrun();
         continue;
       }
-      if (entries.length === 0) return;
-      const applied = await this.apply(entries, 'main');
+      if (!last) return;
+      if (malformed.length > 0) {
+        // An entry no version of the ingest writes (not JSON): retrying cannot help. Skip it.
+        this.metrics.deadLettered.inc({ node: this.node, reason: 'malformed' }, malformed.length);
+        this.logger.error({ node: this.node, entries: malformed.slice(0, 20) }, 'log entries without a readable event: skipped');
+      }
+      const applied = entries.length > 0 ? await this.apply(entries, 'main') : { results: new Map<string, string>(), lastRefusedAt: undefined };
       if (!applied) return; // stopping: the cursor stays, the entries are replayed on restart
-      const last = entries[entries.length - 1]!;
       await this.log.commitBatch(this.node, applied.results, last.streamId, last.seq);
       this.main.cursor = last.streamId;
       this.main.seq = last.seq;
-      this.main.seqKnown = true;
+      this.main.seqKnown = last.seq > 0;
       this.hooks.onApplied(this.node, entries);
-      if (this.opts.repurgeDelayMs > 0) {
-        this.repurge.wakeAfter(this.opts.repurgeDelayMs);
-      }
+      for (const lane of this.repurges) lane.wakeAfter(lane.delayMs);
       if (applied.lastRefusedAt !== undefined) await this.skipAfterRestart(applied.lastRefusedAt);
     }
   }
 
-  private async drainRepurge(): Promise<void> {
+  private async drainRepurge(lane: RepurgeLane): Promise<void> {
     while (!this.stopped) {
-      const due = `${Date.now() - this.opts.repurgeDelayMs}`;
+      const due = `${Date.now() - lane.delayMs}`;
       const end = compareIds(this.main.cursor, due) < 0 ? this.main.cursor : due;
-      if (compareIds(this.repurge.cursor, end) >= 0) break;
-      const { entries } = await this.log.read(this.repurge.cursor, undefined, this.opts.batchMax, end);
-      if (entries.length === 0) {
+      if (compareIds(lane.cursor, end) >= 0) break;
+      const { entries, last: lastRead } = await this.log.read(lane.cursor, undefined, this.opts.batchMax, end);
+      if (!lastRead) {
         // nothing between the cursors (trimmed or skipped): catch up
-        this.repurge.cursor = end.includes('-') ? end : `${end}-0`;
-        await this.log.saveCursor(this.node, 'repurge', this.repurge.cursor);
+        lane.cursor = end.includes('-') ? end : `${end}-0`;
+        await this.log.saveCursor(this.node, lane.field, lane.cursor);
         break;
       }
       // Soft invalidations too: a grace refresh that read the database before the edit and
       // finished after the soft purge would otherwise keep the old page for its whole TTL.
-      const applied = await this.apply(entries, 'repurge');
+      const applied = entries.length > 0 ? await this.apply(entries, lane.name) : { results: new Map<string, string>(), lastRefusedAt: undefined };
       if (!applied) return;
-      const last = entries[entries.length - 1]!.streamId;
-      await this.log.saveCursor(this.node, 'repurge', last);
-      this.repurge.cursor = last;
+      const last = lastRead.streamId;
+      await this.log.saveCursor(this.node, lane.field, last);
+      lane.cursor = last;
     }
-    // Entries applied by the main lane but not yet due: come back when the oldest is due.
-    if (compareIds(this.repurge.cursor, this.main.cursor) < 0) {
-      const oldestMs = Number(this.repurge.cursor.split('-')[0]);
-      this.repurge.wakeAfter(Math.max(20, oldestMs + this.opts.repurgeDelayMs - Date.now()));
+    // Entries applied by the main lane but not yet due: come back when the oldest is due (and
+    // not sooner than the lane's gap, so a stream of small batches is repeated in a few).
+    if (compareIds(lane.cursor, this.main.cursor) < 0) {
+      const oldestMs = Number(lane.cursor.split('-')[0]);
+      lane.wakeAfter(Math.max(lane.gapMs, oldestMs + lane.delayMs - Date.now()));
     }
   }
 
@@ -223,14 +244,16 @@ export class NodeDelivery {
       'node cursor fell off the end of the log (events were trimmed before this node got them): banning everything for every site on this node',
     );
     const requests: Invalidation[] = sites.map((site) => ({ kind: 'ban', site, eventIds: [] }));
-    const done = await this.sendAll(requests);
+    const done = await this.sendAll(requests, 'main');
     if (!done) return;
     await this.log.saveCursor(this.node, 'cursor', last, seq);
-    await this.log.saveCursor(this.node, 'repurge', last);
+    for (const lane of this.repurges) {
+      await this.log.saveCursor(this.node, lane.field, last);
+      lane.cursor = last;
+    }
     this.main.cursor = last;
     this.main.seq = seq;
     this.main.seqKnown = true;
-    this.repurge.cursor = last;
   }
 
   /**
@@ -248,25 +271,59 @@ export class NodeDelivery {
     await this.log.saveCursor(this.node, 'cursor', boundary);
     this.main.cursor = boundary;
     this.main.seqKnown = false;
-    if (compareIds(this.repurge.cursor, boundary) < 0) {
-      await this.log.saveCursor(this.node, 'repurge', boundary);
-      this.repurge.cursor = boundary;
+    for (const lane of this.repurges) {
+      if (compareIds(lane.cursor, boundary) < 0) {
+        await this.log.saveCursor(this.node, lane.field, boundary);
+        lane.cursor = boundary;
+      }
+    }
+  }
+
+  /**
+   * The fewest requests for a batch. An event that cannot be planned (a ban regex that would be
+   * unsafe: only an entry the current ingest never writes can cause it) is left out with its
+   * reason instead of failing the batch, which would stall the node on it for ever.
+   */
+  private plan(entries: LogEntry[]): { plan: Plan; unplannable: Map<string, string> } {
+    const opts = { headerBudget: this.opts.headerBudget, urlEscalateThreshold: this.opts.urlEscalateThreshold, urlBanMin: this.opts.urlBanMin };
+    const events = entries.map((e) => e.event);
+    try {
+      return { plan: coalesce(events, opts), unplannable: new Map() };
+    } catch {
+      const unplannable = new Map<string, string>();
+      const ok = events.filter((e) => {
+        try {
+          coalesce([e], opts);
+          return true;
+        } catch (err) {
+          unplannable.set(e.id, `cannot be sent to Varnish: ${err instanceof Error ? err.message : String(err)}`);
+          return false;
+        }
+      });
+      try {
+        return { plan: coalesce(ok, opts), unplannable };
+      } catch (err) {
+        for (const e of ok) unplannable.set(e.id, `cannot be sent to Varnish: ${err instanceof Error ? err.message : String(err)}`);
+        return { plan: { requests: [], escalations: [] }, unplannable };
+      }
     }
   }
 
   private async apply(entries: LogEntry[], lane: LaneName): Promise<Applied | undefined> {
-    const plan = coalesce(
-      entries.map((e) => e.event),
-      { headerBudget: this.opts.headerBudget, urlEscalateThreshold: this.opts.urlEscalateThreshold, urlBanMin: this.opts.urlBanMin },
-    );
+    const { plan, unplannable } = this.plan(entries);
+    if (unplannable.size > 0) {
+      if (lane === 'main') this.metrics.deadLettered.inc({ node: this.node, reason: 'unplannable' }, unplannable.size);
+      this.logger.error({ node: this.node, lane, events: [...unplannable.keys()].slice(0, 20), err: [...unplannable.values()][0] }, 'events that cannot be sent to Varnish: marked failed, skipped');
+    }
     for (const esc of plan.escalations) {
       this.metrics.escalations.inc({ reason: esc.reason });
       this.logger.warn({ node: this.node, lane, site: esc.site, urls: esc.urls }, 'URL burst escalated to a site-wide ban');
     }
-    const sent = await this.sendAll(plan.requests);
+    const sent = await this.sendAll(plan.requests, lane);
     if (!sent) return undefined;
     const invalidated = new Map<string, number>();
     const failed = new Map<string, string>();
+    for (const [id, reason] of unplannable) failed.set(id, reason);
     plan.requests.forEach((req, i) => {
       const r = sent.results[i]!;
       for (const id of req.eventIds) {
@@ -296,6 +353,7 @@ export class NodeDelivery {
    */
   private async sendAll(
     requests: Invalidation[],
+    lane: LaneName,
   ): Promise<{ results: (SendResult | SendError)[]; lastRefusedAt: number | undefined } | undefined> {
     const results: (SendResult | SendError | undefined)[] = new Array(requests.length);
     let pending = requests.map((_, i) => i);
@@ -313,18 +371,18 @@ export class NodeDelivery {
           const started = process.hrtime.bigint();
           try {
             results[i] = await this.client.send(req);
-            this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'ok' });
+            this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'ok', lane });
           } catch (err) {
             const e = err instanceof SendError ? err : new SendError(String(err), false, false);
             if (e.permanent) {
               results[i] = e;
-              this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'failed' });
+              this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'failed', lane });
               this.logger.error({ node: this.node, kind: req.kind, site: req.site, events: req.eventIds.slice(0, 20), err: e.message }, 'node rejected an invalidation; not retrying');
             } else {
               retry.push(i);
               lastError = e;
               if (e.refused) lastRefusedAt = Date.now();
-              this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'retry' });
+              this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'retry', lane });
             }
           } finally {
             this.metrics.varnishDuration.observe({ node: this.node }, Number(process.hrtime.bigint() - started) / 1e9);

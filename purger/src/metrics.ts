@@ -84,8 +84,8 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     }),
     invalidationsSent: new Counter({
       name: 'purger_invalidations_sent_total',
-      help: 'Invalidation requests sent to Varnish, by node, kind (purge, purgekeys, ban) and outcome (ok, retry, failed)',
-      labelNames: ['node', 'kind', 'outcome'] as const,
+      help: 'Invalidation requests sent to Varnish, by node, kind (purge, purgekeys, ban), outcome (ok, retry, failed) and lane (main, repurge-<delay ms>)',
+      labelNames: ['node', 'kind', 'outcome', 'lane'] as const,
       registers: r,
     }),
     varnishDuration: new Histogram({
@@ -130,6 +130,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       labelNames: ['node'] as const,
       registers: r,
     }),
+    deadLettered: new Counter({
+      name: 'purger_events_dead_lettered_total',
+      help: 'Log entries a node skipped because they can never be sent (reason: unplannable = an unsafe ban, malformed = no readable event); their receipts say failed',
+      labelNames: ['node', 'reason'] as const,
+      registers: r,
+    }),
     backlogSkips: new Counter({
       name: 'purger_backlog_skips_total',
       help: 'Times a node came back after a restart (connection refused) and its stale backlog was skipped',
@@ -140,3 +146,14 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Drops every series labelled with this node (a node discovery no longer lists). */
+export async function removeNodeSeries(metrics: Metrics, node: string): Promise<void> {
+  const labelled = [metrics.invalidationsSent, metrics.backlog, metrics.nodeUp, metrics.logOverruns, metrics.backlogSkips, metrics.deadLettered];
+  for (const m of labelled) {
+    for (const v of (await m.get()).values) {
+      if (v.labels.node === node) m.remove(v.labels as never);
+    }
+  }
+  metrics.varnishDuration.remove({ node });
+}

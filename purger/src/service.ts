@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import type { Config } from './config.js';
+import type { Resolver } from './discovery.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { StreamLog } from './stream-log.js';
 import { Worker } from './worker.js';
@@ -46,7 +47,7 @@ function redisClient(url: string, logger: Logger, metrics: Metrics, name: 'cmd' 
   return redis;
 }
 
-export async function startService(config: Config, logger: Logger, opts: { defaultMetrics?: boolean } = {}): Promise<Service> {
+export async function startService(config: Config, logger: Logger, opts: { defaultMetrics?: boolean; resolver?: Resolver } = {}): Promise<Service> {
   const metrics = createMetrics({ defaults: opts.defaultMetrics ?? true });
   metrics.redisConnected.set(0);
   const redis = redisClient(config.redisUrl, logger, metrics, 'cmd');
@@ -65,7 +66,7 @@ export async function startService(config: Config, logger: Logger, opts: { defau
   if (config.role !== 'ingest') {
     subscriber = redisClient(config.redisUrl, logger, metrics, 'sub');
     await subscriber.connect().catch(() => undefined);
-    worker = new Worker(config, log, subscriber, logger, metrics);
+    worker = new Worker(config, log, subscriber, logger, metrics, opts.resolver);
     await worker.start();
   }
 

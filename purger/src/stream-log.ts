@@ -18,7 +18,12 @@ export interface AppendResult {
 }
 
 export interface ReadResult {
+  /** the entries that hold an event */
   entries: LogEntry[];
+  /** the last entry read, event or not (where the cursor goes once the batch is done) */
+  last?: { streamId: string; seq: number };
+  /** entries whose event cannot be read (not JSON): skipped, never retried */
+  malformed: string[];
   /** entries right after the cursor were trimmed away before this node got them */
   overrun: boolean;
 }
@@ -26,10 +31,12 @@ export interface ReadResult {
 export interface NodeCursors {
   cursor: string;
   seq: number;
-  repurge: string;
   /** set while the node is failing: when it started and the last error */
   down?: { since: string; error: string };
 }
+
+/** The Redis hash field of the repeat lane with this delay. */
+export const repurgeField = (delayMs: number): string => `repurge:${delayMs}`;
 
 const APPEND = `
 local ttl = tonumber(ARGV[1])
@@ -176,34 +183,52 @@ export class StreamLog {
     const range = res[0]![1] as [string, string[]][];
     const head = Number(res[1]![1] ?? 0);
     const entries: LogEntry[] = [];
+    const malformed: string[] = [];
+    let last: ReadResult['last'];
+    let first: number | undefined;
     for (const [streamId, fields] of range) {
       let event: StoredEvent | undefined;
       let seq = 0;
       for (let i = 0; i + 1 < fields.length; i += 2) {
-        if (fields[i] === 'e') event = JSON.parse(fields[i + 1]!) as StoredEvent;
-        else if (fields[i] === 'n') seq = Number(fields[i + 1]);
+        if (fields[i] === 'e') {
+          try {
+            event = JSON.parse(fields[i + 1]!) as StoredEvent;
+          } catch {
+            event = undefined;
+          }
+        } else if (fields[i] === 'n') seq = Number(fields[i + 1]) || 0;
       }
-      if (event) entries.push({ streamId, seq, event });
+      if (event && typeof event === 'object' && typeof event.id === 'string') entries.push({ streamId, seq, event });
+      else malformed.push(streamId);
+      first ??= seq;
+      last = { streamId, seq };
     }
     let overrun = false;
     if (cursorSeq !== undefined && end === '+') {
-      const next = entries[0]?.seq ?? head + 1;
+      const next = first ?? head + 1;
       overrun = next > cursorSeq + 1;
     }
-    return { entries, overrun };
+    return { entries, ...(last ? { last } : {}), malformed, overrun };
   }
 
-  /** A node's cursors; a node never seen before starts at the end of the log. */
-  async cursors(node: string): Promise<NodeCursors> {
+  /**
+   * A node's cursors: the main one and one per repeat delay (a delay new to this node starts
+   * where the single repeat lane of older versions was, else at the main cursor). A node never
+   * seen before starts at the end of the log.
+   */
+  async cursors(node: string, delaysMs: readonly number[]): Promise<{ cursor: string; seq: number; repurge: string[] }> {
     const key = this.nodeKey(node);
     const h = await this.redis.hgetall(key);
-    if (h.cursor && h.repurge) return { cursor: h.cursor, seq: Number(h.seq ?? 0), repurge: h.repurge };
+    if (h.cursor) {
+      return { cursor: h.cursor, seq: Number(h.seq ?? 0), repurge: delaysMs.map((d) => h[repurgeField(d)] ?? h.repurge ?? h.cursor!) };
+    }
     const { id, seq } = await this.lastPosition();
-    await this.redis.hset(key, { cursor: id, seq, repurge: id });
-    return { cursor: id, seq, repurge: id };
+    await this.redis.hset(key, { cursor: id, seq, ...Object.fromEntries(delaysMs.map((d) => [repurgeField(d), id])) });
+    return { cursor: id, seq, repurge: delaysMs.map(() => id) };
   }
 
-  async saveCursor(node: string, lane: 'cursor' | 'repurge', id: string, seq?: number): Promise<void> {
+  /** `lane`: 'cursor' (main) or repurgeField(delay) */
+  async saveCursor(node: string, lane: string, id: string, seq?: number): Promise<void> {
     const fields: Record<string, string | number> = { [lane]: id, updated: Date.now() };
     if (seq !== undefined) fields.seq = seq;
     await this.redis.hset(this.nodeKey(node), fields);
@@ -234,7 +259,7 @@ export class StreamLog {
     live.forEach((n, i) => {
       const h = (res[i]?.[1] ?? {}) as Record<string, string>;
       const down = h.down ? (JSON.parse(h.down) as NodeCursors['down']) : undefined;
-      out.set(n, { cursor: h.cursor ?? '0-0', seq: Number(h.seq ?? 0), repurge: h.repurge ?? '0-0', ...(down ? { down } : {}) });
+      out.set(n, { cursor: h.cursor ?? '0-0', seq: Number(h.seq ?? 0), ...(down ? { down } : {}) });
     });
     return out;
   }

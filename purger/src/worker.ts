@@ -5,8 +5,8 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { NodeDelivery } from './delivery.js';
-import { NodeDiscovery, type NodeSet } from './discovery.js';
-import type { Metrics } from './metrics.js';
+import { NodeDiscovery, type NodeSet, type Resolver } from './discovery.js';
+import { removeNodeSeries, type Metrics } from './metrics.js';
 import type { LogEntry, StreamLog } from './stream-log.js';
 import { VarnishClient } from './varnish-client.js';
 
@@ -33,8 +33,9 @@ export class Worker {
     private readonly subscriber: Redis,
     private readonly logger: Logger,
     private readonly metrics: Metrics,
+    resolver?: Resolver,
   ) {
-    this.discovery = new NodeDiscovery(config.varnishNodes, config.varnishDns, config.dnsIntervalMs, (n) => this.setNodes(n), logger);
+    this.discovery = new NodeDiscovery(config.varnishNodes, config.varnishDns, config.dnsIntervalMs, (n) => this.setNodes(n), logger, resolver);
   }
 
   get nodeCount(): number {
@@ -77,7 +78,11 @@ export class Worker {
       if (!nodes.has(key)) {
         this.deliveries.delete(key);
         this.logger.info({ node: key }, 'node removed');
-        void d.stop();
+        // Its series go once its loops stopped (nothing writes them after that), unless the
+        // node came back meanwhile: a removed node must not keep reporting its last values.
+        void d.stop().then(() => {
+          if (!this.deliveries.has(key)) return removeNodeSeries(this.metrics, key);
+        });
       }
     }
     for (const [key, a] of nodes) {

@@ -7,7 +7,7 @@ const SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 describe('loadConfig', () => {
   it('applies defaults', () => {
     const c = loadConfig({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_SITES: 'Example.com:443,localhost:8080', VARNISH_NODES: '127.0.0.1:6081' });
-    expect(c).toMatchObject({ role: 'all', host: '127.0.0.1', port: 8090, redisUrl: 'redis://127.0.0.1:6379', repurgeDelayMs: 2000 });
+    expect(c).toMatchObject({ role: 'all', host: '127.0.0.1', port: 8090, redisUrl: 'redis://127.0.0.1:6379', repurgeDelaysMs: [300, 2000] });
     expect(c.sites).toEqual(['example.com', 'localhost:8080']);
     expect(c.varnishNodes).toEqual([{ host: '127.0.0.1', port: 6081 }]);
   });
@@ -27,6 +27,19 @@ describe('loadConfig', () => {
     expect(p).not.toContain('secretvalue');
     expect(p).toContain('VARNISH_NODES: "novarnish" is not host:port');
     expect(p).toContain('PURGER_REPURGE_DELAY_MS');
+  });
+
+  it('reads the repeat schedule, and the older single delay as the last repeat of the default schedule', () => {
+    const base = { PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' };
+    expect(loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '250, 1000,5000' }).repurgeDelaysMs).toEqual([250, 1000, 5000]);
+    expect(loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '0' }).repurgeDelaysMs).toEqual([]);
+    expect(loadConfig({ ...base, PURGER_REPURGE_DELAY_MS: '2000' }).repurgeDelaysMs).toEqual([300, 2000]);
+    expect(loadConfig({ ...base, PURGER_REPURGE_DELAY_MS: '1000' }).repurgeDelaysMs).toEqual([300, 1000]);
+    expect(loadConfig({ ...base, PURGER_REPURGE_DELAY_MS: '200' }).repurgeDelaysMs).toEqual([200]);
+    expect(loadConfig({ ...base, PURGER_REPURGE_DELAY_MS: '0' }).repurgeDelaysMs).toEqual([]);
+    expect(() => loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '2000,300' })).toThrow(/PURGER_REPURGE_DELAYS_MS="2000,300": expected 1 to 5 increasing delays/);
+    expect(() => loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '300,x' })).toThrow(/PURGER_REPURGE_DELAYS_MS/);
+    expect(() => loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '300', PURGER_REPURGE_DELAY_MS: '2000' })).toThrow(/set one/);
   });
 
   it('reads site-scoped secrets (site=whsec_…) next to global ones', () => {

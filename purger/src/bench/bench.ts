@@ -8,12 +8,17 @@ import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { REPO_ROOT, freePort, waitFor } from '../harness/processes.js';
 import { READ_AUTH, SITE, Stack, signedHeaders } from '../harness/stack.js';
+import { DEFAULT_REPURGE_DELAYS_MS } from '../config.js';
 import { compareIds } from '../stream-log.js';
 
 const SUSTAINED_S = Number(process.env.BENCH_SUSTAINED_S ?? 10);
 const PACED_S = Number(process.env.BENCH_PACED_S ?? 10);
 const BATCH = 50; // events per webhook request
 const CONCURRENCY = 16;
+const RACES = Number(process.env.BENCH_RACES ?? 20);
+/** the purger's repeat schedule in this run (BENCH_REPURGE_DELAYS_MS overrides the default) */
+const REPURGE_DELAYS = (process.env.BENCH_REPURGE_DELAYS_MS ?? DEFAULT_REPURGE_DELAYS_MS.join(',')).split(',').map(Number);
+const LAST_REPEAT_MS = Math.max(0, ...REPURGE_DELAYS);
 
 let seq = 0;
 function makeEvents(n: number, tag: string): unknown[] {
@@ -40,7 +45,7 @@ function rssMb(pid: number): number {
 async function main(): Promise<void> {
   const stack = await Stack.start({ nodes: 2, appendfsync: 'everysec' });
   const port = await freePort();
-  const proc = stack.spawn({ ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...(process.env.BENCH_ROLE ? { PURGER_ROLE: process.env.BENCH_ROLE } : {}), PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'warn', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_POLL_MS: '1000', PURGER_RETRY_BASE_MS: '200', PURGER_RETRY_MAX_MS: '5000', PURGER_NODE_TIMEOUT_MS: '5000' });
+  const proc = stack.spawn({ ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...(process.env.BENCH_ROLE ? { PURGER_ROLE: process.env.BENCH_ROLE } : {}), ...(process.env.BENCH_REPURGE_DELAYS_MS ? { PURGER_REPURGE_DELAYS_MS: process.env.BENCH_REPURGE_DELAYS_MS } : {}), PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'warn', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_POLL_MS: '1000', PURGER_RETRY_BASE_MS: '200', PURGER_RETRY_MAX_MS: '5000', PURGER_NODE_TIMEOUT_MS: '5000' });
   const base = `http://127.0.0.1:${port}`;
   const pool = new Pool(base, { connections: CONCURRENCY });
   const redis = new Redis(stack.redis.url);
@@ -62,11 +67,13 @@ async function main(): Promise<void> {
     if (res.statusCode !== 202) throw new Error(`POST /v1/events answered ${res.statusCode}`);
     return events.length;
   };
-  const requestsSent = async (): Promise<Record<string, number>> => {
+  /** requests Varnish answered 2xx, per node (or per `node lane` with byLane) */
+  const requestsSent = async (byLane = false): Promise<Record<string, number>> => {
     const text = await (await fetch(`${base}/metrics`, { headers: READ_AUTH })).text();
     const out: Record<string, number> = {};
-    for (const m of text.matchAll(/^purger_invalidations_sent_total\{node="([^"]+)",kind="[^"]+",outcome="ok"\} (\d+)/gm)) {
-      out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+    for (const m of text.matchAll(/^purger_invalidations_sent_total\{node="([^"]+)",kind="[^"]+",outcome="ok",lane="([^"]+)"\} (\d+)/gm)) {
+      const k = byLane ? `${m[1]} ${m[2]}` : m[1]!;
+      out[k] = (out[k] ?? 0) + Number(m[3]);
     }
     return out;
   };
@@ -126,7 +133,7 @@ async function main(): Promise<void> {
       requests_per_event_per_node: Object.fromEntries(stack.varnishes.map((v) => [v.node, +(((after1[v.node] ?? 0) - (before1[v.node] ?? 0)) / sent).toFixed(4)])),
     };
     console.log('sustained', sustained);
-    await new Promise((r) => setTimeout(r, 2500)); // let the delayed repurges of phase 1 pass
+    await new Promise((r) => setTimeout(r, LAST_REPEAT_MS + 500)); // let the repeats of phase 1 pass
 
     // 2. Paced 500 events/s: 10 events every 20 ms; latency from accepted to applied on both nodes.
     const pacedIds: string[] = [];
@@ -150,33 +157,77 @@ async function main(): Promise<void> {
       max_ms: lat[lat.length - 1],
     };
     console.log('paced', paced);
-    await new Promise((r) => setTimeout(r, 2500));
+    await new Promise((r) => setTimeout(r, LAST_REPEAT_MS + 500));
 
-    // 3. Burst: 1,000 events at once (two 500-event webhooks), requests per node.
+    // 3. Burst: 1,000 events at once (two 500-event webhooks), requests per node: the first
+    // pass, and everything including each repeat (after the last repeat delay).
     const before3 = await requestsSent();
+    const before3Lanes = await requestsSent(true);
     const burst = makeEvents(1000, 'burst');
     await Promise.all([post(burst.slice(0, 500)), post(burst.slice(500))]);
     await allApplied(30_000);
     const after3 = await requestsSent();
+    await new Promise((r) => setTimeout(r, LAST_REPEAT_MS + 1000));
+    const after3Lanes = await requestsSent(true);
     const burstResult = {
       events: 1000,
       requests_per_node: Object.fromEntries(stack.varnishes.map((v) => [v.node, (after3[v.node] ?? 0) - (before3[v.node] ?? 0)])),
+      requests_per_node_and_lane_with_repeats: Object.fromEntries(Object.keys(after3Lanes).map((k) => [k, after3Lanes[k]! - (before3Lanes[k] ?? 0)])),
     };
     console.log('burst', burstResult);
+
+    // 4. The worst case: a purge that lands while a slow fetch (200 ms) of the old page is in
+    // flight; Varnish caches the old page after the purge and only a repeat removes it. Time
+    // from the edit to the first request (polling every 10 ms) that gets the edited page.
+    const races: { raced: boolean; fresh_ms: number }[] = [];
+    for (let i = 0; i < RACES; i++) {
+      const v = stack.varnishes[i % stack.varnishes.length]!;
+      const path = `/race-${i}/`;
+      stack.origin.slowOnce(path, 200);
+      let done = false;
+      const inflight = v.get(SITE, path).then(() => (done = true));
+      await waitFor('origin got the request', () => stack.origin.hits.get(path) === 1, 5000, 1);
+      stack.origin.edit(path);
+      const edited = Date.now();
+      const id = `race-${i}-${Date.now()}`;
+      await post([{ id, kind: 'urls', urls: [`http://${SITE}${path}`], soft: false, reason: 'bench race', time: new Date().toISOString() }]);
+      await waitFor('purge applied', async () => (await redis.hget(`purger:evt:${id}`, `n:${v.node}`)) !== null, 10_000, 2);
+      const purgedDuringFetch = !done;
+      await inflight;
+      const raced = purgedDuringFetch && (await v.get(SITE, path)).body === `${path} v1\n`;
+      let fresh = NaN;
+      await waitFor('fresh', async () => {
+        const t = Date.now();
+        if ((await v.get(SITE, path)).body !== `${path} v2\n`) return false;
+        fresh = t - edited;
+        return true;
+      }, 30_000, 10);
+      races.push({ raced, fresh_ms: fresh });
+    }
+    const raced = races.filter((r) => r.raced).map((r) => r.fresh_ms).sort((a, b) => a - b);
+    const race = {
+      races: RACES,
+      raced: raced.length,
+      fresh_ms_when_raced: { p50: quantile(raced, 0.5), max: raced[raced.length - 1] },
+      fresh_ms_all: { max: Math.max(...races.map((r) => r.fresh_ms)) },
+    };
+    console.log('race', race);
 
     const results = {
       date: new Date().toISOString(),
       machine: { cores: cpus().length, cpu: cpus()[0]?.model, kernel: release(), node: process.version },
-      setup: { varnish_nodes: 2, redis_appendfsync: 'everysec', events_per_request: BATCH, client_concurrency: CONCURRENCY, repurge_delay_ms: 2000 },
+      setup: { varnish_nodes: 2, redis_appendfsync: 'everysec', events_per_request: BATCH, client_concurrency: CONCURRENCY, repurge_delays_ms: REPURGE_DELAYS },
       sustained,
       paced_500_per_s: paced,
       burst_1000: burstResult,
+      purge_racing_a_fetch: race,
       purger_max_rss_mb: Math.round(maxRss * 10) / 10,
       targets: {
         sustained_ge_5000_per_s: sustained.applied_per_s >= 5000,
         p99_lt_50ms_at_500_per_s: paced.p99_ms < 50,
         rss_lt_150mb: maxRss < 150,
         burst_le_10_requests_per_node: Object.values(burstResult.requests_per_node).every((n) => n <= 10),
+        race_worst_case_lt_500ms: race.fresh_ms_all.max < 500,
       },
     };
     mkdirSync(join(REPO_ROOT, 'purger/bench'), { recursive: true });

@@ -203,6 +203,7 @@ export class VarnishServer {
 export class Origin {
   readonly hits = new Map<string, number>();
   readonly versions = new Map<string, number>();
+  private readonly slow = new Map<string, number>();
   private server: Server | undefined;
   port = 0;
 
@@ -212,18 +213,31 @@ export class Origin {
       const path = req.url ?? '/';
       o.hits.set(path, (o.hits.get(path) ?? 0) + 1);
       const name = path.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'home';
+      // The page is rendered from what the "database" holds when the request arrives (as
+      // WordPress reads it), then sent, after a delay for a slowed request.
       const version = o.versions.get(path) ?? 1;
-      res.writeHead(200, {
-        'content-type': 'text/html; charset=utf-8',
-        'surrogate-control': 'max-age=3600',
-        xkey: `p-${name} l-home`,
-      });
-      res.end(`${path} v${version}\n`);
+      const delay = o.slow.get(path) ?? 0;
+      o.slow.delete(path);
+      const send = (): void => {
+        res.writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'surrogate-control': 'max-age=3600',
+          xkey: `p-${name} l-home`,
+        });
+        res.end(`${path} v${version}\n`);
+      };
+      if (delay > 0) setTimeout(send, delay);
+      else send();
     });
     await new Promise<void>((r) => o.server!.listen(0, '127.0.0.1', () => r()));
     const a = o.server.address();
     o.port = typeof a === 'object' && a ? a.port : 0;
     return o;
+  }
+
+  /** the next request for `path` reads the current version at once but answers `ms` later */
+  slowOnce(path: string, ms: number): void {
+    this.slow.set(path, ms);
   }
 
   edit(path: string): void {

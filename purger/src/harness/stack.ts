@@ -2,6 +2,7 @@
 // plus a client that signs webhooks like the WordPress plugin does.
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../config.js';
+import type { Resolver } from '../discovery.js';
 import { createLogger } from '../logger.js';
 import { startService, type Service } from '../service.js';
 import { parseSecret, sign, type WebhookSecret } from '../signature.js';
@@ -80,9 +81,9 @@ export class Stack {
   }
 
   /** starts a purger service with the stack's environment plus `env` */
-  async service(env: Record<string, string> = {}): Promise<Service> {
+  async service(env: Record<string, string> = {}, opts: { resolver?: Resolver } = {}): Promise<Service> {
     const config = this.config({ PURGER_PORT: String(await freePort()), ...env });
-    const s = await startService(config, createLogger(config.logLevel), { defaultMetrics: false });
+    const s = await startService(config, createLogger(config.logLevel), { defaultMetrics: false, ...opts });
     this.services.push(s);
     return s;
   }
