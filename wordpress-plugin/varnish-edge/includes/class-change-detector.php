@@ -10,8 +10,10 @@ namespace VarnishEdge;
 /**
  * Takes a snapshot of a post the first time it is touched in a request, compares it with the
  * post at the end of the request, and turns the difference into exact invalidations.
- * Repeated saves of the same post in one request collapse into one comparison; a save that
- * changes nothing visible (the block editor's second save) invalidates nothing.
+ * Repeated saves of the same post in one request collapse into one comparison. Conservative:
+ * any save of a published post invalidates its own pages and URL whatever the diff says (a field
+ * the snapshot does not hold may have changed); the diff only decides how far it spreads. Post
+ * meta written outside a save invalidates the post's own pages too, once per request.
  */
 class Change_Detector {
 
