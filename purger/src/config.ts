@@ -297,8 +297,10 @@ export function loadConfig(env: Env = process.env): Config {
     timestampToleranceS: int('PURGER_TIMESTAMP_TOLERANCE_S', 300, 1, 3600),
     bodyLimit: int('PURGER_BODY_LIMIT', 1_048_576, 1024, 16 * 1_048_576),
     tenantLimits: {
-      events: { perS: int('PURGER_TENANT_EVENTS_PER_S', 50, 0, 1_000_000), burst: int('PURGER_TENANT_EVENTS_BURST', 20_000, 1, 100_000_000) },
-      bytes: { perS: int('PURGER_TENANT_BYTES_PER_S', 262_144, 0, 1_073_741_824), burst: int('PURGER_TENANT_BYTES_BURST', 16_777_216, 1, 17_179_869_184) },
+      // Sized with Redis memory: an event costs ~1.1 KB (log entry + receipt with two nodes'
+      // results) for PURGER_DEDUPE_TTL_S (24 h), so 5 events/s sustained is ~470 MB a day.
+      events: { perS: int('PURGER_TENANT_EVENTS_PER_S', 5, 0, 1_000_000), burst: int('PURGER_TENANT_EVENTS_BURST', 20_000, 1, 100_000_000) },
+      bytes: { perS: int('PURGER_TENANT_BYTES_PER_S', 16_384, 0, 1_073_741_824), burst: int('PURGER_TENANT_BYTES_BURST', 16_777_216, 1, 17_179_869_184) },
     },
     logLevel,
     shutdownTimeoutMs: int('PURGER_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
