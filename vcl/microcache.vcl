@@ -107,6 +107,7 @@ sub mc_recv_strip_internal {
         unset req.http.x-mc-ban;
         unset req.http.x-mc-plain;
         unset req.http.x-mc-trusted;
+        unset req.http.x-mc-debug;
     }
 }
 
@@ -115,11 +116,18 @@ sub mc_recv_strip_internal {
 # in the ACL must not make all its clients trusted. Varnish itself puts the
 # peer's address in X-Forwarded-For, so anything more came from before us.
 # A PROXY-protocol relay is transparent: client.ip is the real client.
+# Trusted clients also see the cache state (X-Cache, X-Cache-Hits, Age...);
+# others only when the entry VCL sets var mc_debug_headers to "all".
 sub mc_recv_trust {
-    if (req.restarts == 0 && client.ip ~ purgers &&
-        req.http.X-Forwarded-For == "" + client.ip && !req.http.Forwarded &&
-        !req.http.X-Real-IP && !req.http.True-Client-IP && !req.http.Via) {
-        set req.http.x-mc-trusted = "1";
+    if (req.restarts == 0) {
+        if (client.ip ~ purgers &&
+            req.http.X-Forwarded-For == "" + client.ip && !req.http.Forwarded &&
+            !req.http.X-Real-IP && !req.http.True-Client-IP && !req.http.Via) {
+            set req.http.x-mc-trusted = "1";
+            set req.http.x-mc-debug = "1";
+        } elsif (var.get("mc_debug_headers") == "all") {
+            set req.http.x-mc-debug = "1";
+        }
     }
 }
 
@@ -627,7 +635,13 @@ sub vcl_deliver {
 }
 
 # X-Cache: HIT, STALE (served in grace), MISS, PASS (with X-Cache-Reason).
+# Only for trusted clients (mc_recv_trust): to anyone else they tell what
+# others recently asked for.
 sub mc_deliver_cache_status {
+    if (!req.http.x-mc-debug) {
+        call mc_deliver_hide_cache_state;
+        return;
+    }
     if (obj.uncacheable) {
         set resp.http.X-Cache = "PASS";
         if (req.http.x-mc-bypass) {
@@ -643,6 +657,16 @@ sub mc_deliver_cache_status {
     set resp.http.X-Cache-Hits = obj.hits;
 }
 
+# X-Varnish has two ids on a hit (and counts requests); Age says when the
+# page was last fetched. Age stays when Cache-Control lets a cache further
+# down keep the page: it needs Age to keep it no longer than the origin said.
+sub mc_deliver_hide_cache_state {
+    unset resp.http.X-Varnish;
+    if (!resp.http.Cache-Control) {
+        unset resp.http.Age;
+    }
+}
+
 # Surrogate keys and ban metadata are ours; a trusted host can ask to see
 # them with X-Cache-Debug: 1.
 sub mc_deliver_strip_internal {
@@ -650,7 +674,7 @@ sub mc_deliver_strip_internal {
     if (resp.http.Vary ~ "X-MC-Plain") {
         set resp.http.Vary = regsub(resp.http.Vary, ",?\s*X-MC-Plain(, X-Forwarded-Proto)?", "");
     }
-    if (req.http.X-Cache-Debug && client.ip ~ purgers) {
+    if (req.http.X-Cache-Debug && req.http.x-mc-trusted) {
         return;
     }
     unset resp.http.xkey;
@@ -674,7 +698,11 @@ sub mc_synth_stale_if_error {
 }
 
 sub mc_synth_response {
-    set resp.http.X-Cache = "SYNTH";
+    if (req.http.x-mc-debug) {
+        set resp.http.X-Cache = "SYNTH";
+    } else {
+        unset resp.http.X-Varnish;
+    }
     set resp.http.Content-Type = "text/plain; charset=utf-8";
     if (req.http.x-mc-invalidated) {
         set resp.http.X-Invalidated = req.http.x-mc-invalidated;
@@ -685,7 +713,9 @@ sub mc_synth_response {
     if (resp.status == 405) {
         set resp.http.Allow = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, PURGE, PURGEKEYS, BAN";
     }
-    if (req.url == "/varnish-health" && resp.status == 200) {
+    # Everyone learns that Varnish is up (200); only trusted clients whether
+    # the origin is: a load balancer needs the first, an attacker the second.
+    if (req.url == "/varnish-health" && resp.status == 200 && req.http.x-mc-debug) {
         if (std.healthy(req.backend_hint)) {
             set resp.http.X-Backend-Health = "healthy";
         } else {
