@@ -236,6 +236,22 @@ def _():
     return out
 
 
+@check("the purge token: Varnish has the secret file vcl/default.vcl reads, the purger sends the same variable")
+def _():
+    out = []
+    path = re.search(r'std\.fileread\("(/run/secrets/([^"]+))"\)', read("vcl/default.vcl"))
+    if not path:
+        return ["vcl/default.vcl reads no /run/secrets/<name> token file"]
+    name = path.group(2)
+    if name not in (SERVICES["varnish"].get("secrets") or []):
+        out.append(f"the varnish service does not mount the secret {name} that default.vcl reads from {path.group(1)}")
+    source = ((DOC.get("secrets") or {}).get(name) or {}).get("environment")
+    sent = str(env_of("purger").get("VARNISH_PURGE_TOKEN", ""))
+    if not source or sent != f"${{{source}}}":
+        out.append(f"the secret {name} comes from {source!r} but the purger's VARNISH_PURGE_TOKEN is {sent!r}: they must be the same variable")
+    return out
+
+
 @check("images are pinned to a version tag; the varnish image is one that ships varnish-modules (>= 7.1)")
 def _():
     out = []
@@ -321,6 +337,7 @@ def self_test():
         "a purger variable it does not read": lambda d: d["services"]["purger"]["environment"].__setitem__("PURGER_NO_SUCH_SETTING", "1"),
         "an unpinned image": lambda d: d["services"]["redis"].__setitem__("image", "redis"),
         "backend network not internal": lambda d: d["networks"]["backend"].pop("internal"),
+        "Varnish without the purge token": lambda d: d["services"]["varnish"].pop("secrets"),
     }
     out = []
     mutations = {"nothing changed (baseline)": lambda d: None, **mutations}
@@ -340,7 +357,7 @@ def self_test():
 
 
 if not os.environ.get("COMPOSE_CHECK_NO_SELF_TEST"):
-    check("self-test: broken copies of the file fail (healthcheck, ports, secrets, mounts, conditions, env names, tags, network)")(self_test)
+    check("self-test: broken copies of the file fail (healthcheck, ports, secrets, mounts, conditions, env names, tags, network, purge token)")(self_test)
 
 passed = sum(1 for _, p in results if not p)
 print(f"compose: {passed} passed, {len(results) - passed} failed")

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Creates $STACK_DIR/secrets.env (mode 600) with freshly generated secrets, once.
-# Never prints a secret; later runs keep the existing file so passwords stay valid.
+# Never prints a secret; later runs keep the existing file so passwords stay valid, and only add
+# the secrets a newer version of the stack needs.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-[[ -s $SECRETS_FILE ]] && exit 0
+if [[ -s $SECRETS_FILE ]]; then
+  for k in "${STACK_SECRETS[@]}"; do
+    grep -q "^$k=" "$SECRETS_FILE" || { echo "$k='$(secret_value "$k")'" >>"$SECRETS_FILE"; log "added $k to $SECRETS_FILE"; }
+  done
+  exit 0
+fi
 mkdir -p "$STACK_DIR"
 umask 077
 tmp=$(mktemp "$STACK_DIR/.secrets.XXXXXX")

@@ -180,7 +180,7 @@ export class PurgerProcess {
     this.url = `http://127.0.0.1:${port}`;
     this.envVars = {
       PATH: process.env.PATH, NODE_ENV: 'production', PURGER_HOST: '127.0.0.1', PURGER_PORT: String(port),
-      REDIS_URL: env.redisUrl, PURGER_WEBHOOK_SECRETS: env.secrets.WEBHOOK_SECRET, PURGER_OPERATOR_TOKEN: env.secrets.OPERATOR_TOKEN,
+      REDIS_URL: env.redisUrl, PURGER_WEBHOOK_SECRETS: env.secrets.WEBHOOK_SECRET, PURGER_OPERATOR_TOKEN: env.secrets.OPERATOR_TOKEN, VARNISH_PURGE_TOKEN: env.secrets.VARNISH_PURGE_TOKEN,
       PURGER_SITES: env.site, PURGER_LOG_LEVEL: 'warn', ...extra,
     };
     this.output = '';

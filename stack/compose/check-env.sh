@@ -2,7 +2,7 @@
 # docker compose "preflight": refuses to start the stack while .env holds the placeholders of
 # .env.example or secrets too short to be generated ones. Names the variable, never its value.
 fail=0
-for v in DB_PASSWORD REDIS_PASSWORD WEBHOOK_SECRET OPERATOR_TOKEN ADMIN_PASSWORD; do
+for v in DB_PASSWORD REDIS_PASSWORD WEBHOOK_SECRET OPERATOR_TOKEN ADMIN_PASSWORD VARNISH_PURGE_TOKEN; do
   eval "val=\${$v:-}"
   case "$val" in
     "" | *CHANGE_ME* | *change_me* | *changeme*)
