@@ -8,6 +8,15 @@
 #     acl purgers { "127.0.0.1"; }
 #     include "microcache.vcl";
 #
+# Optional settings, made by the entry VCL in a `sub vcl_recv` placed before
+# the include (vmod var task variables: no client can set them):
+#
+#     var.set("mc_purge_token", "<secret>");  # PURGE/PURGEKEYS/BAN also need X-Purge-Token: <secret>
+#     var.set("mc_trusted_relay", "1");       # accept invalidations that came through a relay
+#     var.set("mc_debug_headers", "all");     # X-Cache & co. for everyone, not only trusted clients
+#
+# X-Forwarded-Proto is https for requests on a listen address named "https"
+# (-a https=...) or with a PROXY v2 header flagging TLS; http otherwise.
 # Everything tunable sits in the mc_policy_* subroutines right below.
 # Internal request headers are named x-mc-*; objects carry x-url / x-host for bans.
 #
