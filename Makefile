@@ -12,6 +12,7 @@ help:
 	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md)"
 	@echo "make bench        origin vs NGINX microcache vs Varnish: k6 and wrk (docs/benchmarks.md)"
 	@echo "make bench-profile  perf profile of both microcaches on one hot URL (needs linux-perf)"
+	@echo "make bench-freshness  time-to-fresh at the edge after edits, under read load (bench/freshness.json)"
 
 test: deps
 	@scripts/run-suites.sh $(SUITES)
@@ -55,6 +56,11 @@ bench: deps
 .PHONY: bench-profile
 bench-profile: deps
 	@bench/profile-hot-url.sh
+
+# make bench-freshness: time-to-fresh (post; post + home + category + feed) under read load.
+.PHONY: bench-freshness
+bench-freshness: deps
+	@bench/freshness.sh
 
 # make bench-purger: ingest → Redis → worker → 2 varnishd throughput and latency (purger/README.md).
 .PHONY: bench-purger
