@@ -16,6 +16,7 @@ APT_PACKAGES=(
   wordpress wordpress-theme-twentytwentythree  # WordPress 6.1 and the theme the demo site and tests activate
   nginx                                        # the origin web server; bench's NGINX microcache
   phpunit                                      # wordpress-plugin/ tests
+  php-codesniffer                              # phpcs for scripts/lint/php.sh (make lint)
   chromium                                     # the plugin's headless browser test
   curl openssl perl python3 python3-yaml       # stack/ scripts, compose check
   python3-venv procps                          # reliability/ (schemathesis venv, process memory)
