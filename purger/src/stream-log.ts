@@ -62,18 +62,20 @@ redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[3])
 return res
 `;
 
-// Writes a node's result into receipts that still exist (an expired receipt is not recreated).
-const RECEIPTS = `
-for i = 1, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HSET', KEYS[i], ARGV[1], ARGV[i + 1]) end
+// After a node applied a batch: its results into receipts that still exist (an expired receipt
+// is not recreated), then its cursor, atomically. KEYS[1] is the node's hash.
+const COMMIT = `
+for i = 2, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HSET', KEYS[i], ARGV[1], ARGV[i + 3]) end
 end
+redis.call('HSET', KEYS[1], 'cursor', ARGV[2], 'seq', ARGV[3], 'updated', ARGV[4])
 return #KEYS
 `;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     purgerAppend(...args: (string | number)[]): Result<(string | number)[], Context>;
-    purgerReceipts(...args: (string | number)[]): Result<number, Context>;
+    purgerCommit(...args: (string | number)[]): Result<number, Context>;
   }
 }
 
@@ -116,7 +118,7 @@ export class StreamLog {
     this.sitesKey = `${prefix}:sites`;
     if (typeof (redis as Partial<Redis>).purgerAppend !== 'function') {
       redis.defineCommand('purgerAppend', { lua: APPEND });
-      redis.defineCommand('purgerReceipts', { lua: RECEIPTS });
+      redis.defineCommand('purgerCommit', { lua: COMMIT });
     }
   }
 
@@ -266,16 +268,16 @@ export class StreamLog {
 
   /**
    * After a node applied a batch: its per-event results into the receipts, then its cursor, in
-   * one transaction (one round trip; the cursor never moves without the receipts).
+   * one script (one round trip; the cursor never moves without the receipts). A plain command,
+   * not inside MULTI: ioredis reloads a script Redis lost (NOSCRIPT) only for plain commands, and
+   * a pipeline whose script load failed (Redis at maxmemory) would otherwise fail for ever.
    */
   async commitBatch(node: string, results: Map<string, string>, cursor: string, seq: number): Promise<void> {
     const ids = [...results.keys()];
-    const tx = this.redis.multi();
-    if (ids.length > 0) tx.purgerReceipts(ids.length, ...ids.map((id) => this.eventKey(id)), `n:${node}`, ...ids.map((id) => results.get(id)!));
-    tx.hset(this.nodeKey(node), { cursor, seq, updated: Date.now() });
-    const res = await tx.exec();
-    if (!res) throw new Error('redis transaction aborted');
-    for (const [err] of res) if (err) throw err;
+    await this.redis.purgerCommit(
+      ids.length + 1, this.nodeKey(node), ...ids.map((id) => this.eventKey(id)),
+      `n:${node}`, cursor, seq, Date.now(), ...ids.map((id) => results.get(id)!),
+    );
   }
 
   async receipt(id: string): Promise<Record<string, string>> {
