@@ -2,10 +2,11 @@
 SHELL := /bin/bash
 SUITES ?= $(sort $(basename $(notdir $(wildcard scripts/suites/*.sh))))
 
-.PHONY: test deps $(addprefix test-,$(SUITES)) help
+.PHONY: test deps lint $(addprefix test-,$(SUITES)) help
 
 help:
 	@echo "make test         install missing dependencies, run every suite ($(SUITES))"
+	@echo "make lint         shellcheck, php -l + phpcs, tsc --noEmit, varnishd -C on every VCL"
 	@echo "make test-<suite> run one suite without the install step"
 	@echo "make up|down|status  native WordPress + Varnish + purger stack (stack/README.md)"
 	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
@@ -14,8 +15,12 @@ help:
 	@echo "make bench-profile  perf profile of both microcaches on one hot URL (needs linux-perf)"
 	@echo "make bench-freshness  time-to-fresh at the edge after edits, under read load (bench/freshness.json)"
 
-test: deps
+test: deps lint
 	@scripts/run-suites.sh $(SUITES)
+
+# make lint: shellcheck, php -l + phpcs, tsc --noEmit, varnishd -C (scripts/lint/*.sh); make test runs it first.
+lint:
+	@scripts/lint.sh
 
 deps:
 	@scripts/install-deps.sh

@@ -5,7 +5,7 @@
 # times each edit until the post, and then the post, home page, category and feed, are fresh
 # through Varnish. Prints p50 / p99 / max and writes them to bench/freshness.json.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 source k6/lib.sh
 
 DURATION=${BENCH_FRESH_DURATION:-40s}

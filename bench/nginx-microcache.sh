@@ -15,6 +15,7 @@ start)
   sed -e "s|@RUN_DIR@|$RUN_DIR|g" -e "s|@LOG_DIR@|$LOG_DIR|g" -e "s|@STATE@|$state|g" \
       -e "s|@WEB_PORT@|$WEB_PORT|g" -e "s|@PORT@|$port|g" "$here/nginx-microcache.conf.in" >"$conf"
   ! grep -q '@[A-Z_]*@' "$conf" || die "unrendered placeholder in $conf"
+  # shellcheck disable=SC2094  # nginx appends to its error log; so does its stderr
   nginx -c "$conf" -e "$LOG_DIR/nginx-microcache-error.log" 2>>"$LOG_DIR/nginx-microcache-error.log" \
     || die "nginx (microcache) failed to start; see $LOG_DIR/nginx-microcache-error.log"
   wait_until 30 "NGINX microcache on port $port" port_busy "$port" || die "nginx did not listen on $port"

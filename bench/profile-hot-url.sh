@@ -5,7 +5,7 @@
 # requests/s, the kernel / user split and the top symbols. Needs perf (Debian: linux-perf).
 # Settings: PROFILE_SECONDS (per cache, 10), PROFILE_ENCODING (plain|gzip, plain).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 source k6/lib.sh
 SECONDS_PER_RUN=${PROFILE_SECONDS:-10} ENC=${PROFILE_ENCODING:-plain}
 command -v perf >/dev/null || { echo "profile: perf is missing (apt-get install linux-perf)"; exit 1; }

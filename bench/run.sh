@@ -13,7 +13,7 @@
 # BENCH_POSTS (demo posts = zipf URLs, 200), BENCH_EDIT_RATE (edits/s, 2), BENCH_WRK_ROUNDS
 # (rounds of the wrk hot-url runs, 3) and BENCH_WRK_SECONDS (per wrk run, 10).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 source k6/lib.sh
 
 DURATION=${BENCH_DURATION:-20s}
@@ -84,7 +84,12 @@ server_pids() {
 origin_pids() { pidfile nginx; pidfile php-fpm; pidfile mariadb; }
 # cpu_snapshot TARGET: CPU ticks so far of TARGET's cache, of the origin and of the load generators
 # this shell has waited for; a run is charged with the difference of two snapshots.
-cpu_snapshot() { echo "$(cpu_ticks $(server_pids "$1")) $(cpu_ticks $(origin_pids)) $(children_cpu_ticks)"; }
+cpu_snapshot() {
+  local servers origin
+  read -ra servers < <(server_pids "$1" | xargs)
+  read -ra origin < <(origin_pids | xargs)
+  echo "$(cpu_ticks "${servers[@]}") $(cpu_ticks "${origin[@]}") $(children_cpu_ticks)"
+}
 
 # settle: every run starts with both Varnish instances seeing the origin healthy. A run that
 # saturates the origin (zipf through a microcache) can make their health probes (2 s timeout)
@@ -223,7 +228,8 @@ for ((round = 1; round <= WRK_ROUNDS; round++)); do
 done
 # In purge mode, posts are edited during the run: the origin should see only the edited ones.
 for t in "${TARGETS[@]}"; do
-  hit=0.5 p99=5000; [[ $t == origin ]] && hit=0 p99=60000 || { settle; warm "$t"; }
+  hit=0.5 p99=5000
+  if [[ $t == origin ]]; then hit=0 p99=60000; else settle; warm "$t"; fi
   [[ $t == purge ]] && { editor "$DURATION_S" 2 10 >"$RUNS_DIR/zipf.purge.edited.txt" & }
   measure "zipf.$t" zipf "$t" '' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99 WARM=0 URLS_FILE="$RUNS_DIR/urls.txt"
   wait

@@ -14,7 +14,7 @@ start)
   port=${MICROCACHE_VARNISH_PORT:?set MICROCACHE_VARNISH_PORT}
   require_free_port "$port" MICROCACHE_VARNISH_PORT
   mkdir -p "$workdir" "$CONF_DIR" "$RUN_DIR" "$LOG_DIR"
-  "$STACK_REPO/stack/native-vcl.sh" "$STACK_REPO/vcl/default.vcl" 127.0.0.1 "$WEB_PORT" |
+  "$STACK_REPO/stack/native-vcl.sh" "$STACK_REPO/vcl/default.vcl" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" |
     SNIPPET=$here/microcache-only.vcl perl -0pe 'BEGIN { local $/; open my $f, "<", $ENV{SNIPPET} or die; $s = <$f> }
                s/^(include\s+"microcache\.vcl";)/$s$1/m or die "no include line\n"' \
       >"$vcl.tmp" || die "cannot build $vcl"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell helpers shared by the k6 smoke suite (scripts/suites/k6.sh) and the benchmark runner
 # (bench/run.sh). Sourced, never run. Needs the repository root as the working directory.
 
@@ -47,6 +48,7 @@ temp_stack_down() {
 # (the binary) and RUNS_DIR. Returns k6's exit code (99: thresholds failed, 108: setup aborted).
 k6_run() {
   local name=$1 script=$2; shift 2
+  : "${RUNS_DIR:?k6_run needs RUNS_DIR}"
   mkdir -p "$RUNS_DIR"
   env OUT_DIR="$RUNS_DIR" RUN_NAME="$name" K6_NO_USAGE_REPORT=true \
     K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1 K6_WEB_DASHBOARD_PERIOD=1s \

@@ -9,7 +9,7 @@
 # `make test` runs, writes .results/reliability/ (gitignored) so a test run rewrites no tracked
 # file. Checks can be chosen: run.sh quick faults/origin-down
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 source stack/lib.sh
 
 mode=${1:-}; shift || true

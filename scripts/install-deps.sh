@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   varnish varnish-modules                      # vcl/, every suite that runs varnishd
+  shellcheck                                   # make lint (scripts/lint/shell.sh)
   redis-server redis-tools                     # purger/ tests and bench, the native stack
   mariadb-server mariadb-client                # WordPress's database (stack/, plugin tests)
   php-cli php-fpm php-mysql php-curl php-xml php-mbstring  # WordPress under nginx and PHP CLI

@@ -2,7 +2,7 @@
 # Runs the named suites (scripts/suites/<name>.sh), keeps going after a failure,
 # and ends with one summary line per suite and a total.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 declare -a rows
 pass=0 fail=0

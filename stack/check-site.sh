@@ -16,7 +16,8 @@ if [[ -z $status ]]; then
   if grep -qi 'database connection' <<<"$status_out"; then
     fail "database: WordPress cannot connect to MariaDB (socket $DB_SOCKET); see $LOG_DIR/mariadb-error.log"
   fi
-  fail "PHP error while loading WordPress: $(sed 's/<[^>]*>//g' <<<"$status_out" | grep -m1 -v '^\s*$' || echo 'no output')"
+  # shellcheck disable=SC2001  # a regex, not a fixed string
+  fail "PHP error while loading WordPress: $(sed -e 's/<[^>]*>//g' <<<"$status_out" | grep -m1 -v '^\s*$' || echo 'no output')"
 fi
 field() { php -r '$s = json_decode($argv[1], true); $v = $s[$argv[2]]; echo is_bool($v) ? ($v ? "1" : "0") : $v;' "$status" "$1"; }
 

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # settings read by the scripts that source this file
 # Shared helpers and configuration for the native stack scripts (sourced, never run).
 # Every setting can be overridden from the environment; see stack/README.md.
 
@@ -162,7 +164,7 @@ load_secrets() {
   source "$SECRETS_FILE"
 }
 
-php_fpm_bin() { ls /usr/sbin/php-fpm* 2>/dev/null | grep -E '/php-fpm[0-9.]*$' | sort -V | tail -1; }
+php_fpm_bin() { printf '%s\n' /usr/sbin/php-fpm* | grep -E '/php-fpm[0-9.]*$' | sort -V | tail -1; }
 
 # free_ports N: prints N distinct free loopback TCP ports (for tests).
 free_ports() {

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 [[ ${STACK_SKIP_DEPS:-0} == 1 ]] || "$STACK_REPO/scripts/install-deps.sh"
 
 for v in VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT; do
-  [[ ${!v} =~ ^[0-9]+$ ]] && ((${!v} > 0 && ${!v} < 65536)) || die "$v='${!v}' is not a port number"
+  if ! [[ ${!v} =~ ^[0-9]+$ ]] || ((${!v} < 1 || ${!v} > 65535)); then die "$v='${!v}' is not a port number"; fi
 done
 dups=$(printf '%s\n' "$VARNISH_PORT" "$WEB_PORT" "$PURGER_PORT" "$REDIS_PORT" | sort | uniq -d)
 [[ -z $dups ]] || die "port $dups is given to two services; VARNISH_PORT, WEB_PORT, PURGER_PORT and REDIS_PORT must differ"

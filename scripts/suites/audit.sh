@@ -2,5 +2,5 @@
 # The stale-page audit's own tests (stack/audit/audit.test.mjs): fresh, stale and grace pages,
 # redirects and status codes, sitemap discovery, exit status; small local servers, no stack.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 exec node --test stack/audit/audit.test.mjs

@@ -4,7 +4,7 @@
 # failure (its logs are printed when something failed); then stack/e2e/site-check.test.mjs,
 # which starts broken stacks of its own.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source stack/lib.sh
 
 read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
@@ -37,6 +37,7 @@ if ! stack/up.sh; then
 fi
 echo "e2e: stack up in $((SECONDS - start)) s"
 
+# shellcheck source=/dev/null
 source "$SECRETS_FILE"
 E2E_APP_PASSWORD=$(stack/prepare-wordpress.sh app-password e2e) || { echo "e2e: cannot create an application password"; exit 1; }
 E2E_USER=$WP_ADMIN_USER E2E_ADMIN_PASSWORD=$ADMIN_PASSWORD E2E_APP_PASSWORD=$E2E_APP_PASSWORD \

@@ -4,7 +4,7 @@
 # temporary STACK_DIR plus a pure-microcache varnishd for the outage check, and tears it all
 # down even on failure. Also checks that a script's setup fails fast when the target is down.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source k6/lib.sh
 
 pass=0 fail=0
@@ -19,7 +19,7 @@ export K6 RUNS_DIR RUN_TIMEOUT=120
 
 rc=1
 cleanup() {
-  temp_stack_down $( ((rc != 0)) && echo keep-logs)
+  if ((rc != 0)); then temp_stack_down keep-logs; else temp_stack_down; fi
   rm -rf "$RUNS_DIR"
 }
 trap cleanup EXIT
@@ -28,7 +28,7 @@ trap 'exit 130' INT TERM
 # 1. Fails fast: nothing listens on the target, so setup must abort (k6 exit code 108) at once.
 read -r dead_port < <(source stack/lib.sh; free_ports 1)
 start=$SECONDS
-k6_run down-target hot-url TARGET=http://127.0.0.1:$dead_port DURATION=30s >/dev/null
+k6_run down-target hot-url TARGET="http://127.0.0.1:$dead_port" DURATION=30s >/dev/null
 code=$?
 echo "target down: k6 exit code $code after $((SECONDS - start)) s (want 108 within 15 s)"
 result "setup aborts at once when the target is down" $(( code == 108 && SECONDS - start < 15 ? 0 : 1 ))
@@ -40,7 +40,7 @@ export MICROCACHE_VARNISH_PORT
 bench/varnish-microcache.sh start || { result "microcache varnishd starts" 1; finish; }
 APP_PASSWORD=$(stack/prepare-wordpress.sh app-password k6) || { result "application password" 1; finish; }
 EDGE=http://127.0.0.1:$VARNISH_PORT
-common=(TARGET=$EDGE SITE_HOST=$SITE_HOST)
+common=("TARGET=$EDGE" "SITE_HOST=$SITE_HOST")
 
 # 2–5: each scenario briefly, through the stack's Varnish.
 k6_run hot-url hot-url "${common[@]}" DURATION=3s VUS=10 MAX_P99_MS=2000 MIN_HIT_RATE=0.9
@@ -68,12 +68,12 @@ echo "herd: the origin's access log has $seen request(s) for ?herd=$nonce (want 
 result "herd" $(( herd_rc == 0 && seen == 1 ? 0 : 1 ))
 
 k6_run freshness freshness "${common[@]}" DURATION=5s EDIT_RATE=2 EDIT_POSTS=8 READER_VUS=2 \
-  FRESH_P99_MS=3000 FRESH_ALL_P99_MS=5000 WP_USER=$WP_ADMIN_USER WP_APP_PASSWORD=$APP_PASSWORD
+  FRESH_P99_MS=3000 FRESH_ALL_P99_MS=5000 WP_USER="$WP_ADMIN_USER" WP_APP_PASSWORD="$APP_PASSWORD"
 result "freshness" $?
 
 # 6. The origin goes away 3 s in; the microcache Varnish (1 s TTL) must keep serving.
-with_origin_outage 3 k6_run origin-outage origin-outage TARGET=http://127.0.0.1:$MICROCACHE_VARNISH_PORT \
-  SITE_HOST=$SITE_HOST DURATION=14s VUS=5 OUTAGE_PAGES=10 OUTAGE_AT=3
+with_origin_outage 3 k6_run origin-outage origin-outage TARGET="http://127.0.0.1:$MICROCACHE_VARNISH_PORT" \
+  SITE_HOST="$SITE_HOST" DURATION=14s VUS=5 OUTAGE_PAGES=10 OUTAGE_AT=3
 result "origin-outage" $?
 
 # Every run left a machine-readable summary and k6's HTML report.

@@ -3,7 +3,7 @@
 # private MariaDB, with a real webhook listener; includes the conformance harness and the headless
 # Chromium admin test. Each run starts its own servers on free loopback ports and removes them.
 set -uo pipefail
-cd "$(dirname "$0")/../../wordpress-plugin"
+cd "$(dirname "$0")/../../wordpress-plugin" || exit 1
 
 if [[ ! -d tests/browser/node_modules/playwright-core ]]; then
   echo "plugin: npm ci (tests/browser)"

@@ -2,7 +2,7 @@
 # purger: build, then vitest (unit tests + integration tests against real redis-server and
 # varnishd instances that the tests start on free loopback ports).
 set -uo pipefail
-cd "$(dirname "$0")/../../purger"
+cd "$(dirname "$0")/../../purger" || exit 1
 if [[ ! -d node_modules || package-lock.json -nt node_modules ]]; then
   npm ci --no-audit --no-fund || exit 1
 fi

@@ -3,5 +3,5 @@
 # bounded schemathesis fuzz run, against the native stack started in a temporary directory.
 # The full-length faults are `make chaos`, the ten-minute soak `make soak` (docs/reliability.md).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 exec reliability/run.sh quick

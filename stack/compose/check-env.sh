@@ -3,7 +3,7 @@
 # .env.example or secrets too short to be generated ones. Names the variable, never its value.
 fail=0
 for v in DB_PASSWORD REDIS_PASSWORD WEBHOOK_SECRET OPERATOR_TOKEN ADMIN_PASSWORD VARNISH_PURGE_TOKEN; do
-  eval "val=\${$v:-}"
+  val=""; eval "val=\${$v:-}"
   case "$val" in
     "" | *CHANGE_ME* | *change_me* | *changeme*)
       echo "preflight: $v still holds the placeholder from .env.example: run stack/gen-env.sh" >&2

@@ -29,7 +29,7 @@ start)
     --innodb-flush-log-at-trx-commit=2 --skip-log-bin --character-set-server=utf8mb4
   wait_until 60 "MariaDB on $sock" sql -e 'SELECT 1' \
     || die "MariaDB did not start; see $LOG_DIR/mariadb-error.log"
-  sql <<SQL
+  sql --batch <<SQL
 CREATE DATABASE IF NOT EXISTS wordpress CHARACTER SET utf8mb4;
 CREATE USER IF NOT EXISTS 'wordpress'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
 ALTER USER 'wordpress'@'localhost' IDENTIFIED BY '$DB_PASSWORD';

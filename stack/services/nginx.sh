@@ -6,6 +6,7 @@ case ${1:-} in
 start)
   is_running nginx && exit 0
   mkdir -p "$STACK_DIR/tmp"
+  # shellcheck disable=SC2094  # nginx appends to its error log; so does its stderr
   nginx -c "$CONF_DIR/nginx.conf" -e "$LOG_DIR/nginx-error.log" 2>>"$LOG_DIR/nginx-error.log" \
     || die "nginx failed to start; see $LOG_DIR/nginx-error.log"
   wait_until 30 "nginx on port $WEB_PORT" port_busy "$WEB_PORT" || die "nginx did not listen on $WEB_PORT"
