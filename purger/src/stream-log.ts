@@ -72,10 +72,25 @@ redis.call('HSET', KEYS[1], 'cursor', ARGV[2], 'seq', ARGV[3], 'updated', ARGV[4
 return #KEYS
 `;
 
+// Reads a range of the log and the sequence counter atomically (a gap check needs both from the
+// same moment). A script rather than MULTI: at maxmemory Redis refuses every command queued in
+// MULTI, but runs a script that does not write, so workers keep delivering while Redis is full.
+// ARGV[4] = 'rev' reads the newest entry instead.
+const READ = `
+local range
+if ARGV[4] == 'rev' then
+  range = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+else
+  range = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[2], 'COUNT', ARGV[3])
+end
+return {range, redis.call('GET', KEYS[2]) or '0'}
+`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     purgerAppend(...args: (string | number)[]): Result<(string | number)[], Context>;
     purgerCommit(...args: (string | number)[]): Result<number, Context>;
+    purgerRead(...args: (string | number)[]): Result<[[string, string[]][], string], Context>;
   }
 }
 
@@ -119,6 +134,7 @@ export class StreamLog {
     if (typeof (redis as Partial<Redis>).purgerAppend !== 'function') {
       redis.defineCommand('purgerAppend', { lua: APPEND });
       redis.defineCommand('purgerCommit', { lua: COMMIT });
+      redis.defineCommand('purgerRead', { lua: READ, numberOfKeys: 2 });
     }
   }
 
@@ -164,11 +180,9 @@ export class StreamLog {
 
   /** The newest entry's id and sequence number, read atomically (an empty log: 0-0 and the counter). */
   async lastPosition(): Promise<{ id: string; seq: number }> {
-    const res = await this.redis.multi().xrevrange(this.stream, '+', '-', 'COUNT', 1).get(this.seqKey).exec();
-    if (!res) throw new Error('redis transaction aborted');
-    for (const [err] of res) if (err) throw err;
-    const last = (res[0]![1] as [string, string[]][])[0];
-    if (!last) return { id: '0-0', seq: Number(res[1]![1] ?? 0) };
+    const [range, head] = await this.redis.purgerRead(this.stream, this.seqKey, '-', '+', 1, 'rev');
+    const last = range[0];
+    if (!last) return { id: '0-0', seq: Number(head ?? 0) };
     const n = last[1].indexOf('n');
     return { id: last[0], seq: Number(n >= 0 ? last[1][n + 1] : 0) };
   }
@@ -179,11 +193,8 @@ export class StreamLog {
    * after it means entries were trimmed before this node got them.
    */
   async read(cursor: string, cursorSeq: number | undefined, count: number, end = '+'): Promise<ReadResult> {
-    const res = await this.redis.multi().xrange(this.stream, `(${cursor}`, end, 'COUNT', count).get(this.seqKey).exec();
-    if (!res) throw new Error('redis transaction aborted');
-    for (const [err] of res) if (err) throw err;
-    const range = res[0]![1] as [string, string[]][];
-    const head = Number(res[1]![1] ?? 0);
+    const [range, headRaw] = await this.redis.purgerRead(this.stream, this.seqKey, `(${cursor}`, end, count, 'fwd');
+    const head = Number(headRaw ?? 0);
     const entries: LogEntry[] = [];
     const malformed: string[] = [];
     let last: ReadResult['last'];
@@ -302,8 +313,9 @@ export class StreamLog {
 
   /** Redis memory and the log's length, for the metrics that warn before maxmemory is reached. */
   async memory(): Promise<{ usedBytes: number; maxBytes: number; streamEntries: number }> {
-    const res = await this.redis.multi().info('memory').xlen(this.stream).exec();
-    if (!res) throw new Error('redis transaction aborted');
+    // (a pipeline, not MULTI: at maxmemory Redis refuses whatever is queued in MULTI)
+    const res = await this.redis.pipeline().info('memory').xlen(this.stream).exec();
+    if (!res) throw new Error('redis pipeline aborted');
     for (const [err] of res) if (err) throw err;
     const info = String(res[0]![1]);
     const field = (name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);

@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, postEvents, urlEvent } from '../src/harness/stack.js';
+import { READ_AUTH, SITE, Stack, postEvents, urlEvent } from '../src/harness/stack.js';
 import { appliedEverywhere, receipt, warm } from './helpers.js';
 
 let stack: Stack;
@@ -41,6 +41,9 @@ it('a worker whose Redis fills up keeps the event until it can record it, then r
   const full = await postEvents(svc.url, { site: SITE, events: [urlEvent(['/full/2/'])] });
   expect(full.status).toBe(503);
   expect(full.json.error).toBe('storage_full');
+  // The alert metric still reads while Redis is full.
+  const m = (await svc.app.inject({ method: 'GET', url: '/metrics', headers: READ_AUTH })).body;
+  expect(Number(/^purger_redis_memory_used_ratio ([0-9.e+]+)$/m.exec(m)?.[1])).toBeGreaterThan(1);
   await redis.config('SET', 'maxmemory', '0');
   const nodes = await appliedEverywhere(svc, e.id, 1, 30_000);
   expect(nodes[0]!.state).toBe('applied');
