@@ -4,8 +4,10 @@ use VarnishEdge\Outbox;
 use VarnishEdge\Plugin;
 use VarnishEdge\Site_Health;
 
-class VE_Redirect extends Exception {}
-class VE_Die extends Exception {}
+class VE_Redirect extends Exception {
+}
+class VE_Die extends Exception {
+}
 
 /**
  * Settings page, admin-post handlers (capabilities and nonces), admin bar, Site Health, and the

@@ -2,7 +2,8 @@
 use VarnishEdge\CLI_Command;
 use VarnishEdge\Plugin;
 
-class VE_CliError extends Exception {}
+class VE_CliError extends Exception {
+}
 
 /**
  * The WP-CLI command class through its public methods (wp-cli itself is not installed here).

@@ -125,7 +125,7 @@ class EventsTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_double_save_is_one_batch_and_noop_save_sends_nothing() {
+	public function test_double_save_is_one_batch_and_noop_save_purges_only_the_post_itself() {
 		$id = self::$ids['delta'];
 		wp_update_post( array( 'ID' => $id, 'post_content' => 'Delta v' . microtime( true ) ) );
 		wp_update_post( array( 'ID' => $id, 'post_excerpt' => 'Delta excerpt ' . microtime( true ) ) );

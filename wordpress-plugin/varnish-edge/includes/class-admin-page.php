@@ -327,11 +327,11 @@ class Admin_Page {
 	 * admin-post `varnish_edge_purge` (admin bar): scope `all` or `url`.
 	 */
 	public function handle_purge() {
-		$scope = isset( $_GET['scope'] ) && 'url' === $_GET['scope'] ? 'url' : 'all'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- verified in guard().
+		$scope = isset( $_GET['scope'] ) && 'url' === $_GET['scope'] ? 'url' : 'all'; // Nonce checked in guard(), next line.
 		$this->guard( Admin_Bar::capability(), 'varnish_edge_purge_' . $scope );
 		$user = wp_get_current_user()->user_login;
 		if ( 'url' === $scope ) {
-			$url = isset( $_GET['url'] ) ? esc_url_raw( wp_unslash( $_GET['url'] ) ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+			$url = isset( $_GET['url'] ) ? esc_url_raw( wp_unslash( $_GET['url'] ) ) : '';
 			$inv = $this->manual->url( $url, $user );
 		} else {
 			$inv = $this->manual->all( $user );

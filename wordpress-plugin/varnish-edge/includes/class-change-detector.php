@@ -17,13 +17,19 @@ namespace VarnishEdge;
  */
 class Change_Detector {
 
-	/** Post types that never render on their own and are handled elsewhere or ignored. */
+	/**
+	 * Post types that never render on their own and are handled elsewhere or ignored.
+	 */
 	const IGNORED_TYPES = array( 'revision', 'attachment', 'customize_changeset', 'oembed_cache', 'user_request', 'wp_font_face', 'wp_font_family' );
 
-	/** Post types whose change affects every page that renders navigation menus. */
+	/**
+	 * Post types whose change affects every page that renders navigation menus.
+	 */
 	const MENU_TYPES = array( 'nav_menu_item', 'wp_navigation' );
 
-	/** Post types that change the rendering of the whole site. */
+	/**
+	 * Post types that change the rendering of the whole site.
+	 */
 	const SITE_TYPES = array( 'wp_template', 'wp_template_part', 'wp_global_styles', 'custom_css' );
 
 	/**
@@ -33,7 +39,9 @@ class Change_Detector {
 	 */
 	const IGNORED_META = array( '_edit_lock', '_edit_last', '_wp_old_slug', '_wp_old_date', '_encloseme', '_pingme', '_trackbackme', '_wp_trash_meta_status', '_wp_trash_meta_time', '_wp_trash_meta_comments_status', '_wp_desired_post_slug', '_wp_check_lock', '_oembed_*', '_wp_suggested_privacy_policy_content', '_wp_attachment_backup_sizes', 'post_views_count', 'views' );
 
-	/** Fields compared between snapshots. */
+	/**
+	 * Fields compared between snapshots.
+	 */
 	const FIELDS = array( 'modified', 'status', 'name', 'title', 'content', 'excerpt', 'date', 'author', 'parent', 'menu_order', 'terms', 'sticky', 'template', 'thumbnail', 'password', 'comment_status', 'url' );
 
 	/** @var Settings */
@@ -384,9 +392,9 @@ class Change_Detector {
 	 * covers them), and the keys other code maps the meta keys to, whatever the post's type or
 	 * status (e.g. a product variation's stock shown on its parent product's page).
 	 *
-	 * @param int      $id         Post id.
-	 * @param string[] $meta_keys  Changed meta keys.
-	 * @param bool     $was_saved  The post was also saved (or deleted) in this request.
+	 * @param int      $id        Post id.
+	 * @param string[] $meta_keys Changed meta keys.
+	 * @param bool     $was_saved The post was also saved (or deleted) in this request.
 	 * @return Invalidation
 	 */
 	private function invalidation_for_meta( $id, array $meta_keys, $was_saved ) {
@@ -701,7 +709,6 @@ class Change_Detector {
 		global $wpdb;
 		$keys = array();
 		foreach ( array( '<' => 'DESC', '>' => 'ASC' ) as $op => $order ) {
-			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 			$id = $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_status = 'publish' AND ID <> %d AND post_date {$op} %s ORDER BY post_date {$order}, ID {$order} LIMIT 1", $state['type'], $state['id'], $state['date'] ) );
 			if ( $id ) {
 				$keys[] = $this->scheme()->neighbors( (int) $id );

@@ -62,47 +62,92 @@ class Key_Scheme {
 		return $key;
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `p-N`: post N's own page.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function post( $id ) {
 		return $this->key( 'p', (int) $id );
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `pl-N`: post N listed with its content or excerpt.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function post_listed( $id ) {
 		return $this->key( 'pl', (int) $id );
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `pn-N`: post N linked by its title only.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function post_linked( $id ) {
 		return $this->key( 'pn', (int) $id );
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `pf-N`: post N in a feed.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function post_feed( $id ) {
 		return $this->key( 'pf', (int) $id );
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `pa-N`: the author of post N shown.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function post_author( $id ) {
 		return $this->key( 'pa', (int) $id );
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `pt-N`: the terms of post N shown.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function post_terms( $id ) {
 		return $this->key( 'pt', (int) $id );
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `nb-N`: the page of post N, which links its previous/next posts.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function neighbors( $id ) {
 		return $this->key( 'nb', (int) $id );
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `c-N`: the comments of post N.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function comments( $id ) {
 		return $this->key( 'c', (int) $id );
 	}
 
-	/** @param int $id Attachment or reusable block id. */
+	/**
+	 * Key `e-N`: an attachment or reusable block rendered inside a page.
+	 *
+	 * @param int $id Attachment or reusable block id.
+	 * @return string
+	 */
 	public function embedded( $id ) {
 		return $this->key( 'e', (int) $id );
 	}
@@ -122,32 +167,62 @@ class Key_Scheme {
 		return $this->key( $name );
 	}
 
-	/** @param int $id Term id. */
+	/**
+	 * Key `t-N`: term N's name or link shown.
+	 *
+	 * @param int $id Term id.
+	 * @return string
+	 */
 	public function term( $id ) {
 		return $this->key( 't', (int) $id );
 	}
 
-	/** @param int $id Term id. */
+	/**
+	 * Key `ts-N`: term N's slug shown (post CSS classes).
+	 *
+	 * @param int $id Term id.
+	 * @return string
+	 */
 	public function term_slug( $id ) {
 		return $this->key( 'ts', (int) $id );
 	}
 
-	/** @param int $id Term id. */
+	/**
+	 * Key `tl-N`: term N's archive.
+	 *
+	 * @param int $id Term id.
+	 * @return string
+	 */
 	public function term_listing( $id ) {
 		return $this->key( 'tl', (int) $id );
 	}
 
-	/** @param int $id User id. */
+	/**
+	 * Key `u-N`: user N shown as an author.
+	 *
+	 * @param int $id User id.
+	 * @return string
+	 */
 	public function user( $id ) {
 		return $this->key( 'u', (int) $id );
 	}
 
-	/** @param int $id User id. */
+	/**
+	 * Key `ul-N`: user N's author archive.
+	 *
+	 * @param int $id User id.
+	 * @return string
+	 */
 	public function author_listing( $id ) {
 		return $this->key( 'ul', (int) $id );
 	}
 
-	/** @param string $type Post type. */
+	/**
+	 * Key `pta-<type>`: a post type archive.
+	 *
+	 * @param string $type Post type.
+	 * @return string
+	 */
 	public function post_type_archive( $type ) {
 		return $this->key( 'pta', $type );
 	}
@@ -172,22 +247,42 @@ class Key_Scheme {
 		return $this->key( $kind );
 	}
 
-	/** @param int $id Post id. */
+	/**
+	 * Key `r-p-N`: post N's REST item.
+	 *
+	 * @param int $id Post id.
+	 * @return string
+	 */
 	public function rest_post( $id ) {
 		return $this->key( 'r-p', (int) $id );
 	}
 
-	/** @param int $id Term id. */
+	/**
+	 * Key `r-t-N`: term N's REST item.
+	 *
+	 * @param int $id Term id.
+	 * @return string
+	 */
 	public function rest_term( $id ) {
 		return $this->key( 'r-t', (int) $id );
 	}
 
-	/** @param int $id User id. */
+	/**
+	 * Key `r-u-N`: user N's REST item.
+	 *
+	 * @param int $id User id.
+	 * @return string
+	 */
 	public function rest_user( $id ) {
 		return $this->key( 'r-u', (int) $id );
 	}
 
-	/** @param string $base Route base (post type rest_base, taxonomy, users). */
+	/**
+	 * Key `r-c-<base>`: a REST collection.
+	 *
+	 * @param string $base Route base (post type rest_base, taxonomy, users).
+	 * @return string
+	 */
 	public function rest_collection( $base ) {
 		return $this->key( 'r-c', $base );
 	}

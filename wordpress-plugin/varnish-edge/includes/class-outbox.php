@@ -210,9 +210,7 @@ class Outbox {
 		$now   = time();
 		$token = bin2hex( random_bytes( 16 ) );
 		$due   = $force ? PHP_INT_MAX : $now;
-		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET lock_token = %s, locked_until = %d WHERE dead_at = 0 AND locked_until < %d AND next_attempt_at <= %d ORDER BY id LIMIT 50", $token, $now + self::LOCK_SECONDS, $now, $due ) );
-		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT * FROM {$table} WHERE lock_token = %s ORDER BY id", $token ) );
 		if ( ! $rows ) {
 			return array();
@@ -258,7 +256,7 @@ class Outbox {
 		$result     = $this->client->send( $message_id, $rows[0]->site, $events );
 		$in         = implode( ',', array_map( 'intval', $ids ) );
 		if ( $result['ok'] ) {
-			$wpdb->query( "DELETE FROM {$table} WHERE id IN ({$in})" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+			$wpdb->query( "DELETE FROM {$table} WHERE id IN ({$in})" );
 			$this->record_status( true, count( $events ), '' );
 			return $result;
 		}
@@ -312,7 +310,6 @@ class Outbox {
 		$table = self::table();
 		$ids   = implode( ',', array_map( 'intval', wp_list_pluck( $rows, 'id' ) ) );
 		if ( count( $rows ) > 1 ) {
-			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 			$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET solo = 1, locked_until = 0, lock_token = '', last_error = %s WHERE id IN ({$ids})", $result['error'] ) );
 			return 0;
 		}
@@ -362,7 +359,6 @@ class Outbox {
 	private function holds_whole_site_purge( $site ) {
 		global $wpdb;
 		$table = self::table();
-		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		foreach ( $wpdb->get_col( $wpdb->prepare( "SELECT events FROM {$table} WHERE site = %s AND event_count = 1 ORDER BY id DESC LIMIT 20", $site ) ) as $json ) {
 			if ( Site_Scope::only_whole_site( (array) json_decode( $json, true ) ) ) {
 				return true;
@@ -408,7 +404,6 @@ class Outbox {
 	private function prune_dead() {
 		global $wpdb;
 		$table = self::table();
-		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		$wpdb->query( $wpdb->prepare( "DELETE FROM {$table} WHERE dead_at > 0 AND dead_at < %d", time() - self::DEAD_KEEP_DAYS * DAY_IN_SECONDS ) );
 	}
 
@@ -420,7 +415,6 @@ class Outbox {
 	public function retry_dead() {
 		global $wpdb;
 		$table = self::table();
-		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		return (int) $wpdb->query( $wpdb->prepare( "UPDATE {$table} SET dead_at = 0, solo = 1, attempts = 0, next_attempt_at = %d WHERE dead_at > 0", time() ) );
 	}
 
@@ -444,7 +438,7 @@ class Outbox {
 		global $wpdb;
 		$table = self::table();
 		$in    = implode( ',', array_map( 'intval', $ids ) );
-		$wpdb->query( "UPDATE {$table} SET locked_until = 0, lock_token = '' WHERE id IN ({$in})" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$wpdb->query( "UPDATE {$table} SET locked_until = 0, lock_token = '' WHERE id IN ({$in})" );
 	}
 
 	/**
@@ -456,16 +450,15 @@ class Outbox {
 	public function maybe_collapse( $site ) {
 		global $wpdb;
 		$table = self::table();
-		$stats = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(SUM(event_count),0) AS e FROM {$table} WHERE dead_at = 0" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$stats = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(SUM(event_count),0) AS e FROM {$table} WHERE dead_at = 0" );
 		if ( ! $stats || ( (int) $stats->n <= self::MAX_ROWS && (int) $stats->e <= self::MAX_EVENTS ) ) {
 			return false;
 		}
 		$now   = time();
 		$token = 'collapse-' . bin2hex( random_bytes( 8 ) );
-		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET lock_token = %s, locked_until = %d WHERE dead_at = 0 AND locked_until < %d AND site = %s", $token, $now + self::LOCK_SECONDS, $now, $site ) );
 		$this->insert( $site, array( Site_Scope::whole_site_event( sprintf( 'outbox collapsed: %d pending batches', (int) $stats->n ), $now ) ) );
-		$wpdb->query( $wpdb->prepare( "DELETE FROM {$table} WHERE lock_token = %s", $token ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$wpdb->query( $wpdb->prepare( "DELETE FROM {$table} WHERE lock_token = %s", $token ) );
 		return true;
 	}
 
@@ -480,10 +473,10 @@ class Outbox {
 	public function stats() {
 		global $wpdb;
 		$table = self::table();
-		$row   = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(SUM(event_count),0) AS e, COALESCE(MIN(created_at),0) AS oldest, COALESCE(MIN(next_attempt_at),0) AS next_at FROM {$table} WHERE dead_at = 0" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
-		$error = (string) $wpdb->get_var( "SELECT last_error FROM {$table} WHERE dead_at = 0 AND last_error <> '' ORDER BY id DESC LIMIT 1" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
-		$dead  = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(MAX(dead_at),0) AS at FROM {$table} WHERE dead_at > 0" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
-		$why   = (string) $wpdb->get_var( "SELECT last_error FROM {$table} WHERE dead_at > 0 ORDER BY dead_at DESC, id DESC LIMIT 1" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$row   = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(SUM(event_count),0) AS e, COALESCE(MIN(created_at),0) AS oldest, COALESCE(MIN(next_attempt_at),0) AS next_at FROM {$table} WHERE dead_at = 0" );
+		$error = (string) $wpdb->get_var( "SELECT last_error FROM {$table} WHERE dead_at = 0 AND last_error <> '' ORDER BY id DESC LIMIT 1" );
+		$dead  = $wpdb->get_row( "SELECT COUNT(*) AS n, COALESCE(MAX(dead_at),0) AS at FROM {$table} WHERE dead_at > 0" );
+		$why   = (string) $wpdb->get_var( "SELECT last_error FROM {$table} WHERE dead_at > 0 ORDER BY dead_at DESC, id DESC LIMIT 1" );
 		return array(
 			'rows'         => (int) ( $row->n ?? 0 ),
 			'events'       => (int) ( $row->e ?? 0 ),
@@ -561,7 +554,7 @@ class Outbox {
 	 */
 	public function clear() {
 		global $wpdb;
-		$n = (int) $wpdb->query( 'DELETE FROM ' . self::table() ); // phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared
+		$n = (int) $wpdb->query( 'DELETE FROM ' . self::table() );
 		$this->schedule_next();
 		return $n;
 	}

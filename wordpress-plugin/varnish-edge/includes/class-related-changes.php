@@ -52,7 +52,9 @@ class Related_Changes {
 	/** @var array<int,string> Attachments whose alt text or file meta changed in this request (first key). */
 	private $attachment_meta = array();
 
-	/** Attachment meta shown on pages: alt text and the file. */
+	/**
+	 * Attachment meta shown on pages: alt text and the file.
+	 */
 	const ATTACHMENT_META = array( '_wp_attachment_image_alt', '_wp_attached_file', '_wp_attachment_metadata' );
 
 	/**
@@ -74,9 +76,10 @@ class Related_Changes {
 	/**
 	 * Constructor.
 	 *
-	 * @param Settings        $settings Settings.
-	 * @param Event_Queue     $queue    Queue.
-	 * @param Change_Detector $detector Post rules (embedding lookups).
+	 * @param Settings        $settings  Settings.
+	 * @param Event_Queue     $queue     Queue.
+	 * @param Change_Detector $detector  Post rules (embedding lookups).
+	 * @param Coalescer|null  $coalescer Rate limit of cheap wide purges (a new one when null).
 	 */
 	public function __construct( Settings $settings, Event_Queue $queue, Change_Detector $detector, ?Coalescer $coalescer = null ) {
 		$this->settings  = $settings;
@@ -393,9 +396,9 @@ class Related_Changes {
 			$new_locations = is_array( $new ) ? ( $new['nav_menu_locations'] ?? array() ) : array();
 			$old_rest      = is_array( $old ) ? array_diff_key( $old, array( 'nav_menu_locations' => 1 ) ) : $old;
 			$new_rest      = is_array( $new ) ? array_diff_key( $new, array( 'nav_menu_locations' => 1 ) ) : $new;
-			if ( $old_rest != $new_rest ) { // phpcs:ignore Universal.Operators.StrictComparisons.LooseNotEqual
+			if ( $old_rest != $new_rest ) { // Loose on purpose: same entries in any order.
 				$this->site_changed( 'theme settings changed' );
-			} elseif ( $old_locations != $new_locations ) { // phpcs:ignore Universal.Operators.StrictComparisons.LooseNotEqual
+			} elseif ( $old_locations != $new_locations ) { // Loose on purpose: same entries in any order.
 				$this->menus_changed();
 			}
 		} else {
@@ -549,9 +552,9 @@ class Related_Changes {
 	/**
 	 * Filter `wp_pre_insert_user_data`: snapshot the public profile before an update.
 	 *
-	 * @param array $data     User data.
-	 * @param bool  $update   Update.
-	 * @param int   $user_id  User id.
+	 * @param array $data    User data.
+	 * @param bool  $update  Update.
+	 * @param int   $user_id User id.
 	 * @return array
 	 */
 	public function on_user_before( $data, $update = false, $user_id = null ) {

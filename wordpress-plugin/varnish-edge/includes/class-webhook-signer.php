@@ -22,7 +22,7 @@ class Webhook_Signer {
 		if ( ! is_string( $secret ) || 0 !== strpos( $secret, 'whsec_' ) ) {
 			return null;
 		}
-		$key = base64_decode( substr( $secret, 6 ), true ); // phpcs:ignore WordPress.PHP.DiscouragedPHPFunctions.obfuscation_base64_decode
+		$key = base64_decode( substr( $secret, 6 ), true );
 		return ( false === $key || strlen( $key ) < 16 ) ? null : $key;
 	}
 
@@ -34,13 +34,14 @@ class Webhook_Signer {
 	 * @param string $body      Raw body.
 	 * @param string $secret    whsec_ secret.
 	 * @return string
+	 * @throws \InvalidArgumentException When the secret is not `whsec_<base64>` of at least 16 bytes.
 	 */
 	public static function sign( $id, $timestamp, $body, $secret ) {
 		$key = self::secret_key( $secret );
 		if ( null === $key ) {
 			throw new \InvalidArgumentException( 'Malformed webhook secret (expected whsec_<base64>).' );
 		}
-		return 'v1,' . base64_encode( hash_hmac( 'sha256', $id . '.' . $timestamp . '.' . $body, $key, true ) ); // phpcs:ignore WordPress.PHP.DiscouragedPHPFunctions.obfuscation_base64_encode
+		return 'v1,' . base64_encode( hash_hmac( 'sha256', $id . '.' . $timestamp . '.' . $body, $key, true ) );
 	}
 
 	/**
