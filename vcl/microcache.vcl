@@ -615,8 +615,8 @@ sub mc_fetch_vary {
 sub mc_fetch_public_cors {
     if (!beresp.http.Access-Control-Allow-Origin) {
         set beresp.http.Access-Control-Allow-Origin = "*";
+        unset beresp.http.Access-Control-Allow-Credentials;
     }
-    unset beresp.http.Access-Control-Allow-Credentials;
 }
 
 sub vcl_backend_error {
