@@ -1,7 +1,9 @@
 // Hostile input at the edge, end to end on the stack's Varnish: PURGE, PURGEKEYS and BAN from
 // outside `acl purgers` (a client on 127.0.0.2; the stack's ACL is 127.0.0.1 and ::1) are
 // refused and invalidate nothing, a forged X-Forwarded-For does not help, and debug headers are
-// not shown to outsiders. The same requests from 127.0.0.1 work, so the check can fail.
+// not shown to outsiders. From inside the ACL, a PURGE without the purger's token, with a wrong
+// one, or relayed (forwarding headers) is refused too. With the token it works, so the check
+// can fail.
 // (The VCL alone is proven by vcl/tests/invalidation-refused-outside-acl.vtc and
 // debug-headers-not-shown-to-outsiders.vtc; this runs the deployed entry VCL.)
 import http from 'node:http';
@@ -67,9 +69,27 @@ export async function run({ env, log }) {
   }
   assert(leaked.length === 0, `internal headers shown to an outsider: ${leaked.join(', ')}`);
 
-  // The same purge from inside the ACL works: the refusals above are the ACL, not a broken request.
-  const ok = await from('127.0.0.1', env, 'PURGE', page);
-  assert(ok.status === 200 && (await edge.get(page)).headers['x-cache'] !== 'HIT', `PURGE from 127.0.0.1: ${ok.status}, page not purged`);
-  log(`${refused.length} invalidation attempts from ${OUTSIDE} refused with 403; nothing invalidated; no internal header leaked on ${3 * 3} debug requests`);
+  // Inside the ACL an address is not enough: the purger's token is needed, and a request that
+  // came through a relay (forwarding headers) is refused even with it.
+  const token = env.secrets.VARNISH_PURGE_TOKEN;
+  assert(token, 'the stack has no VARNISH_PURGE_TOKEN: the token checks could not fail');
+  const insideAttempts = [
+    ['no token', {}],
+    ['a wrong token', { 'x-purge-token': `${token}x` }],
+    ['the token, relayed (X-Forwarded-For)', { 'x-purge-token': token, 'x-forwarded-for': '203.0.113.7' }],
+    ['the token, relayed (Forwarded)', { 'x-purge-token': token, forwarded: 'for=203.0.113.7' }],
+  ];
+  for (const [what, headers] of insideAttempts) {
+    const r = await from('127.0.0.1', env, 'PURGE', page, headers);
+    assert(r.status === 403, `PURGE from 127.0.0.1 with ${what}: ${r.status}, want 403`);
+    assert(!r.body.includes('127.0.0.1'), `the refusal echoes the client address: ${r.body.slice(0, 200)}`);
+    refused.push(`PURGE inside the ACL with ${what}`);
+  }
+  assert((await edge.get(page)).headers['x-cache'] === 'HIT', 'a refused PURGE from inside the ACL invalidated the page');
+
+  // The same purge from inside the ACL with the token works: the refusals above are the checks, not a broken request.
+  const ok = await from('127.0.0.1', env, 'PURGE', page, { 'x-purge-token': token });
+  assert(ok.status === 200 && (await edge.get(page)).headers['x-cache'] !== 'HIT', `PURGE from 127.0.0.1 with the token: ${ok.status}, page not purged`);
+  log(`${refused.length} invalidation attempts refused with 403 (${attempts.length} from ${OUTSIDE}, ${insideAttempts.length} from inside without a valid, unrelayed token); nothing invalidated; no internal header leaked on ${3 * 3} debug requests`);
   return { refusedAttempts: refused.length, attempts: refused, leakedHeaders: 0, bansAdded: bansAfter - bansBefore };
 }
