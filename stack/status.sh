@@ -9,7 +9,7 @@ check() {
     redis) port_busy "$REDIS_PORT" && echo "127.0.0.1:$REDIS_PORT" ;;
     php-fpm) [[ -S $RUN_DIR/php-fpm.sock ]] && echo "socket $RUN_DIR/php-fpm.sock" ;;
     nginx) http_ok "http://127.0.0.1:$WEB_PORT/" "$SITE_HOST" && echo "http://127.0.0.1:$WEB_PORT/ (origin)" ;;
-    purger) http_ok "http://127.0.0.1:$PURGER_PORT/metrics" && echo "http://127.0.0.1:$PURGER_PORT/metrics" ;;
+    purger) http_ok "http://127.0.0.1:$PURGER_PORT/readyz" && echo "http://127.0.0.1:$PURGER_PORT/ (ready)" ;;
     varnish) http_ok "http://127.0.0.1:$VARNISH_PORT/" "$SITE_HOST" && echo "$SITE_URL/" ;;
     wp-cron) echo "every ${WP_CRON_INTERVAL}s" ;;
   esac

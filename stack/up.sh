@@ -44,7 +44,7 @@ cat <<MSG
 
   Site (through Varnish):  $SITE_URL/
   wp-admin:                $SITE_URL/wp-admin/   user: $WP_ADMIN_USER   password: ADMIN_PASSWORD in $SECRETS_FILE
-  Purger metrics:          http://127.0.0.1:$PURGER_PORT/metrics
+  Purger metrics:          http://127.0.0.1:$PURGER_PORT/metrics   (Authorization: Bearer OPERATOR_TOKEN from $SECRETS_FILE)
   Origin (nginx, bypass):  http://127.0.0.1:$WEB_PORT/  (send Host: $SITE_HOST)
   State, logs:             $STACK_DIR  ($LOG_DIR)
   make status | make audit | make down

@@ -67,15 +67,23 @@ export const eventId = (p = 'rel') => `${p}-${process.pid}-${Date.now().toString
 export const tagEvent = (tags, extra = {}) => ({ id: eventId(), kind: 'tags', tags, soft: false, reason: 'reliability', time: new Date().toISOString(), ...extra });
 export const urlEvent = (env, paths, extra = {}) => ({ id: eventId(), kind: 'urls', urls: paths.map((p) => `http://${env.site}${p}`), soft: false, reason: 'reliability', time: new Date().toISOString(), ...extra });
 
+/** Receipts and /metrics need a bearer token (the stack's operator token reads them). */
+let readHeaders;
+function readAuth() {
+  readHeaders ??= { authorization: `Bearer ${stackEnv().secrets.OPERATOR_TOKEN}` };
+  return readHeaders;
+}
+
 /** GET /v1/events/:id on a purger: per-node states. */
 export async function receipt(base, id) {
-  const r = await request(base, `/v1/events/${encodeURIComponent(id)}`);
+  const r = await request(base, `/v1/events/${encodeURIComponent(id)}`, { headers: readAuth() });
   return r.status === 200 ? JSON.parse(r.body) : null;
 }
 
 /** Reads a counter or gauge family from a purger's /metrics: sum over series matching labels. */
 export async function metric(base, name, labels = {}) {
-  const r = await request(base, '/metrics');
+  const r = await request(base, '/metrics', { headers: readAuth() });
+  if (r.status !== 200) throw new Error(`${base}/metrics answered ${r.status}`);
   let sum = 0;
   for (const line of r.body.split('\n')) {
     if (!line.startsWith(name)) continue;

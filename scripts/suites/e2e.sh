@@ -40,7 +40,7 @@ echo "e2e: stack up in $((SECONDS - start)) s"
 # shellcheck source=/dev/null
 source "$SECRETS_FILE"
 E2E_APP_PASSWORD=$(stack/prepare-wordpress.sh app-password e2e) || { echo "e2e: cannot create an application password"; exit 1; }
-E2E_USER=$WP_ADMIN_USER E2E_ADMIN_PASSWORD=$ADMIN_PASSWORD E2E_APP_PASSWORD=$E2E_APP_PASSWORD \
+E2E_USER=$WP_ADMIN_USER E2E_ADMIN_PASSWORD=$ADMIN_PASSWORD E2E_APP_PASSWORD=$E2E_APP_PASSWORD OPERATOR_TOKEN=$OPERATOR_TOKEN \
   STACK_REPO=$STACK_REPO timeout 480 node stack/e2e/e2e.mjs
 rc=$?
 stack/down.sh >/dev/null 2>&1

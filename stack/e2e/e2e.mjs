@@ -74,7 +74,7 @@ async function settle(limitMs = 120000) {
   const purger = `http://127.0.0.1:${env('PURGER_PORT')}`;
   const t = await until('the plugin outbox and the purger backlog drain', async () => {
     const rows = Number(await sql('SELECT COUNT(*) FROM wp_varnish_edge_outbox'));
-    const metrics = (await request(purger, '/metrics')).body;
+    const metrics = (await request(purger, '/metrics', { headers: { authorization: `Bearer ${env('OPERATOR_TOKEN')}` } })).body;
     const backlog = [...metrics.matchAll(/^purger_node_backlog(?:\{[^}]*\})?\s+([0-9.e+-]+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
     return rows === 0 && backlog === 0;
   }, limitMs, 250);
