@@ -252,6 +252,19 @@ def _():
     return out
 
 
+@check("Redis has a memory cap that refuses writes instead of evicting the purger's log (maxmemory + noeviction), like the native stack")
+def _():
+    cmd = " ".join(map(str, SERVICES["redis"].get("command") or []))
+    out = []
+    if "--maxmemory " not in cmd:
+        out.append("redis runs without --maxmemory: one sender can fill the host's memory")
+    if "--maxmemory-policy noeviction" not in cmd:
+        out.append("redis is not --maxmemory-policy noeviction: at the cap it would evict the purger's log silently")
+    if "maxmemory-policy noeviction" not in read("stack/render-config.sh"):
+        out.append("the native stack's redis.conf is not noeviction")
+    return out
+
+
 @check("images are pinned to a version tag; the varnish image is one that ships varnish-modules (>= 7.1)")
 def _():
     out = []
@@ -338,6 +351,7 @@ def self_test():
         "an unpinned image": lambda d: d["services"]["redis"].__setitem__("image", "redis"),
         "backend network not internal": lambda d: d["networks"]["backend"].pop("internal"),
         "Varnish without the purge token": lambda d: d["services"]["varnish"].pop("secrets"),
+        "Redis evicting at its cap": lambda d: d["services"]["redis"].__setitem__("command", [c.replace("noeviction", "allkeys-lru") for c in d["services"]["redis"]["command"]]),
     }
     out = []
     mutations = {"nothing changed (baseline)": lambda d: None, **mutations}
@@ -357,7 +371,7 @@ def self_test():
 
 
 if not os.environ.get("COMPOSE_CHECK_NO_SELF_TEST"):
-    check("self-test: broken copies of the file fail (healthcheck, ports, secrets, mounts, conditions, env names, tags, network, purge token)")(self_test)
+    check("self-test: broken copies of the file fail (healthcheck, ports, secrets, mounts, conditions, env names, tags, network, purge token, Redis eviction)")(self_test)
 
 passed = sum(1 for _, p in results if not p)
 print(f"compose: {passed} passed, {len(results) - passed} failed")

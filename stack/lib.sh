@@ -19,6 +19,7 @@ VARNISH_EDGE_NAMESPACE=${VARNISH_EDGE_NAMESPACE:-wp1}
 VARNISH_EDGE_TTL=${VARNISH_EDGE_TTL:-86400}
 PURGER_REPURGE_DELAY_MS=${PURGER_REPURGE_DELAY_MS:-2000}
 VARNISH_STORAGE=${VARNISH_STORAGE:-malloc,256m}
+REDIS_MAXMEMORY=${REDIS_MAXMEMORY:-512mb}   # the purger's log and receipts; writes refused (not evicted) beyond
 WP_SOURCE=${WP_SOURCE:-/usr/share/wordpress}   # the WordPress tree make up copies (Debian's package)
 
 RUN_DIR=$STACK_DIR/run

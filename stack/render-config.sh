@@ -99,6 +99,9 @@ dir $STACK_DIR/redis
 appendonly yes
 save ""
 requirepass $REDIS_PASSWORD
+# Full means refuse writes, never evict: the purger answers 503 and senders retry; nothing is lost.
+maxmemory $REDIS_MAXMEMORY
+maxmemory-policy noeviction
 CONF
 own "$REDIS_OS_USER" 600 "$CONF_DIR/redis.conf"
 
