@@ -27,8 +27,9 @@ layout() {
     log "wordpress: adding theme $(basename "$theme")"
     cp -a "${theme%/}" "$WP_DIR/wp-content/themes/"
   done
-  # Lets Varnish's probe (any Host) see /robots.txt instead of a canonical 301; same file as compose.
-  cp "$STACK_REPO/stack/mu-plugins/edge-probe.php" "$WP_DIR/wp-content/mu-plugins/edge-probe.php"
+  # edge-probe: Varnish's probe (any Host) sees /robots.txt instead of a canonical 301;
+  # demo-price: a custom field printed on posts, as shops print prices. Same files as compose.
+  cp "$STACK_REPO"/stack/mu-plugins/*.php "$WP_DIR/wp-content/mu-plugins/"
   if [[ -d $plugin ]]; then
     ln -sfn "$plugin" "$WP_DIR/wp-content/plugins/varnish-edge"
   fi
@@ -52,5 +53,6 @@ install)
   ;;
 cron) wp_php run-cron ;;
 app-password) wp_php app-password "${2:-stack}" ;;
-*) die "usage: $0 layout|install|cron|app-password [NAME]" ;;
+set-meta) wp_php set-meta "${@:2}" ;;
+*) die "usage: $0 layout|install|cron|app-password [NAME]|set-meta POST_ID KEY VALUE" ;;
 esac

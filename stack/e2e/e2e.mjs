@@ -185,6 +185,50 @@ await check(`2. ${EDITS} edits through the REST API: post, home, category, feed 
   console.log(`    post+home+cat+feed:    p50 ${ms(pct(freshAll, 50))}  p99 ${ms(pct(freshAll, 99))}  max ${ms(Math.max(...freshAll))}  (target p99 < 250 ms)`);
 });
 
+// ─── 2b, 2c. what real sites change: a custom field, an attachment's caption ────────────
+// stack/mu-plugins/demo-price.php prints a post's `price` field, as shops print prices.
+await check('2b. a custom field changed alone, in a save and outside one, is fresh at the edge', async () => {
+  const [p] = await api('GET', '/posts?per_page=1&offset=6&_fields=id,link');
+  const path = pathOf(p.link);
+  const first = marker('price');
+  await api('POST', `/posts/${p.id}`, { meta: { price: first } });
+  await until(`${path} shows the first price`, has(path, first));
+  assert((await warm(path)) === 'HIT', `${path} not cached before the edit`);
+  // An editor saves the post with only the field changed.
+  const saved = marker('price');
+  await api('POST', `/posts/${p.id}`, { meta: { price: saved } });
+  const inSave = await until(`${path} shows the price saved through the REST API`, has(path, saved));
+  assert((await warm(path)) === 'HIT', `${path} not cached before the second edit`);
+  // Code changes the field outside any save (an order changes the stock).
+  const direct = marker('stock');
+  const t0 = performance.now();
+  await run(`${REPO}/stack/prepare-wordpress.sh`, ['set-meta', String(p.id), 'price', direct]);
+  await until(`${path} shows the price set by update_post_meta()`, has(path, direct));
+  const outside = performance.now() - t0;
+  console.log(`  ${path}: fresh ${ms(inSave)} after a save that changed only the field, ${ms(outside)} after update_post_meta() began (a PHP CLI process)`);
+});
+
+// A 1×1 PNG, uploaded through the REST API, shown with its caption by a [gallery] post.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+await check('2c. an attachment caption shown in a [gallery] is fresh at the edge after the caption edit', async () => {
+  const up = await edge('/wp-json/wp/v2/media', {
+    method: 'POST', body: PNG,
+    headers: { authorization: AUTH, 'content-type': 'image/png', 'content-disposition': `attachment; filename=${marker('img')}.png` },
+  });
+  assert(up.status === 201, `media upload: ${up.status} ${up.body.slice(0, 200)}`);
+  const media = JSON.parse(up.body);
+  const first = marker('caption');
+  await api('POST', `/media/${media.id}`, { caption: first });
+  const post = await api('POST', '/posts', { title: `Gallery ${marker('gallery')}`, content: `[gallery ids="${media.id}"]`, status: 'publish' });
+  const path = pathOf(post.link);
+  await until(`${path} shows the first caption`, has(path, first));
+  assert((await warm(path)) === 'HIT', `${path} not cached before the caption edit`);
+  const second = marker('caption');
+  await api('POST', `/media/${media.id}`, { caption: second });
+  const t = await until(`${path} shows the edited caption`, has(path, second));
+  console.log(`  ${path}: the gallery shows the edited caption at the edge ${ms(t)} after the save returned`);
+});
+
 // ─── 3. unpublish, trash, scheduled ───────────────────────────────────────────────────
 await check('3a. unpublished and trashed posts 404 at the edge', async () => {
   const older = await api('GET', '/posts?per_page=2&offset=20&_fields=id,link');
