@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # varnish-microcache.sh start|stop: a second varnishd on 127.0.0.1:$MICROCACHE_VARNISH_PORT in
 # pure microcache mode (1 s TTL, grace, coalescing; no purges needed), in front of the same
-# origin as the stack's own Varnish. Its entry VCL is the stack's (stack/native-vcl.sh on
-# vcl/default.vcl) with bench/microcache-only.vcl inserted before the include.
+# origin as the stack's own Varnish. Its entry VCL is the stack's (stack/native-vcl.sh) with
+# bench/microcache-only.vcl included before microcache.vcl.
 # Uses the stack's settings (STACK_DIR, WEB_PORT: stack/lib.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,10 +14,8 @@ start)
   port=${MICROCACHE_VARNISH_PORT:?set MICROCACHE_VARNISH_PORT}
   require_free_port "$port" MICROCACHE_VARNISH_PORT
   mkdir -p "$workdir" "$CONF_DIR" "$RUN_DIR" "$LOG_DIR"
-  "$STACK_REPO/stack/native-vcl.sh" "$STACK_REPO/vcl/default.vcl" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" |
-    SNIPPET=$here/microcache-only.vcl perl -0pe 'BEGIN { local $/; open my $f, "<", $ENV{SNIPPET} or die; $s = <$f> }
-               s/^(include\s+"microcache\.vcl";)/$s$1/m or die "no include line\n"' \
-      >"$vcl.tmp" || die "cannot build $vcl"
+  "$STACK_REPO/stack/native-vcl.sh" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" "$here/microcache-only.vcl" \
+    >"$vcl.tmp" || die "cannot write $vcl"
   mv "$vcl.tmp" "$vcl"
   chmod 644 "$vcl"
   varnishd -n "$workdir" -a "127.0.0.1:$port" -T 127.0.0.1:0 -f "$vcl" \

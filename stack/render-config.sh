@@ -105,15 +105,15 @@ maxmemory-policy noeviction
 CONF
 own "$REDIS_OS_USER" 600 "$CONF_DIR/redis.conf"
 
-# Varnish: the lead's vcl/default.vcl with only the backend address changed, the purge ACL
-# narrowed to loopback and the purger's token read from this stack's file (readable by
-# varnishd's users only); includes resolve through vcl_path=<repo>/vcl.
+# Varnish: the stack's own entry VCL (stack/native-vcl.sh): this stack's nginx as the origin,
+# with default.vcl's probe and unprobed twin, the purge ACL on loopback and the purger's token
+# read from this stack's file (readable by varnishd's users only); it includes
+# microcache/sick-origin.vcl and microcache.vcl through vcl_path=<repo>/vcl.
 printf '%s\n' "$VARNISH_PURGE_TOKEN" >"$CONF_DIR/varnish_purge_token"
 ((STACK_ROOT)) && chgrp varnish "$CONF_DIR/varnish_purge_token"
 chmod 640 "$CONF_DIR/varnish_purge_token"
-vcl_src=$STACK_REPO/vcl/default.vcl
-[[ -r $vcl_src ]] || die "missing $vcl_src"
-"$STACK_REPO/stack/native-vcl.sh" "$vcl_src" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" >"$CONF_DIR/stack.vcl"
+"$STACK_REPO/stack/native-vcl.sh" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" >"$CONF_DIR/stack.vcl" \
+  || die "cannot write $CONF_DIR/stack.vcl"
 chmod 644 "$CONF_DIR/stack.vcl"
 
 # WordPress configuration (the Debian package's own wp-config.php reads /etc; ours does not).

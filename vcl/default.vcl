@@ -1,15 +1,17 @@
 #
-# default.vcl: the deployable entry point. It names the origin and who may
-# invalidate, then includes the caching logic. Start varnishd with
-#   -f /etc/varnish/default.vcl -p vcl_path=/etc/varnish   (the folder holding both files)
+# default.vcl: the deployable entry point (docker-compose.yml). It names the
+# origin, who may invalidate and where the purger's token is, then includes
+# the caching logic. Start varnishd with
+#   -f /etc/varnish/default.vcl -p vcl_path=/etc/varnish   (this folder)
+# To change TTLs or grace, shadow microcache/policy.vcl (README.md); to run
+# elsewhere, write an entry like this one (README.md, "Entry VCL").
 #
 vcl 4.1;
 
 import std;
 import var;
 
-# The WordPress origin (the docker-compose service "wordpress"; the native
-# `make up` writes its own entry VCL pointing at 127.0.0.1).
+# The WordPress origin: the docker-compose service "wordpress".
 backend default {
     .host = "wordpress";
     .port = "80";
@@ -35,8 +37,9 @@ backend default {
     }
 }
 
-# The same origin without the probe, for fetches while the probe says sick.
-# Its first-byte wait is short: a hung origin costs an uncached page 5 s, not 30.
+# The same origin without the probe, for fetches while the probe says sick
+# (microcache/sick-origin.vcl). Its first-byte wait is short: a hung origin
+# costs an uncached page 5 s, not 30.
 backend default_unprobed {
     .host = "wordpress";
     .port = "80";
@@ -45,41 +48,9 @@ backend default_unprobed {
     .between_bytes_timeout = 5s;
 }
 
-# The probe decides how stale a page may be served (hours while it says sick,
-# see microcache.vcl), not whether WordPress is asked at all: a saturated
-# origin that misses probes can still render the pages nobody has cached,
-# where Varnish would answer them 503 at once. A dead origin refuses the
-# connection, so those requests still fail fast.
-sub vcl_backend_fetch {
-    if (bereq.backend == default && !std.healthy(default)) {
-        set bereq.backend = default_unprobed;
-    }
-}
-
-# PURGE / PURGEKEYS / BAN also need the purger's shared secret as
-# X-Purge-Token (the purger sends its VARNISH_PURGE_TOKEN): an address in the
-# ACL alone is not enough, since anything relaying traffic from that network
-# would turn its clients into purgers. The secret lives in a file, not in this
-# folder (docker compose mounts it as a secret). Without a usable file
-# Varnish refuses to load this VCL instead of running unprotected.
-sub vcl_init {
-    if (std.fileread("/run/secrets/varnish_purge_token") !~ "[!-~]{16}") {
-        return (fail("default.vcl: /run/secrets/varnish_purge_token is missing or has no 16-character token (the purger's VARNISH_PURGE_TOKEN)"));
-    }
-}
-
-# Read once per VCL and cached by std.fileread; looked up for invalidation
-# requests only. microcache.vcl checks it (mc_recv_invalidation_allowed).
-sub vcl_recv {
-    if (req.method == "PURGE" || req.method == "PURGEKEYS" || req.method == "BAN") {
-        var.set("mc_purge_token", std.fileread("/run/secrets/varnish_purge_token"));
-    }
-}
-
-# Hosts allowed to PURGE / PURGEKEYS / BAN (with the token above) and to see
-# debug headers.
-# 172.28.0.0/16 is the internal network docker-compose.yml pins; change it to
-# where your purger runs. Never list public ranges.
+# Hosts allowed to PURGE / PURGEKEYS / BAN (with the token below) and to see
+# debug headers. 172.28.0.0/16 is the internal network docker-compose.yml
+# pins; change it to where your purger runs. Never list public ranges.
 acl purgers {
     "localhost";
     "127.0.0.1";
@@ -87,4 +58,23 @@ acl purgers {
     "172.28.0.0"/16;
 }
 
+# PURGE / PURGEKEYS / BAN also need the purger's shared secret as X-Purge-Token
+# (its VARNISH_PURGE_TOKEN): an address in the ACL alone is not enough, since
+# anything relaying traffic from that network would turn its clients into
+# purgers. docker compose mounts the secret; without a usable file Varnish
+# refuses to load this VCL instead of running unprotected. std.fileread reads
+# it once per VCL; only invalidation requests look it up.
+sub vcl_init {
+    if (std.fileread("/run/secrets/varnish_purge_token") !~ "[!-~]{16}") {
+        return (fail("default.vcl: /run/secrets/varnish_purge_token is missing or has no 16-character token (the purger's VARNISH_PURGE_TOKEN)"));
+    }
+}
+
+sub vcl_recv {
+    if (req.method == "PURGE" || req.method == "PURGEKEYS" || req.method == "BAN") {
+        var.set("mc_purge_token", std.fileread("/run/secrets/varnish_purge_token"));
+    }
+}
+
+include "microcache/sick-origin.vcl";
 include "microcache.vcl";

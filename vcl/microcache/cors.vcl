@@ -1,0 +1,23 @@
+#
+# microcache/cors.vcl: a cacheable answer is the same for every site that
+# reads it. WordPress' REST API answers per request header (Origin for CORS,
+# X-HTTP-Method-Override for the method); a shared copy cannot.
+#
+
+# Cacheable requests only (bypass.vcl has passed the rest): without Origin,
+# every value a client invents would become one more long-lived copy; without
+# X-HTTP-Method-Override, a GET could store another method's answer.
+sub mc_cors_recv {
+    unset req.http.Origin;
+    unset req.http.X-HTTP-Method-Override;
+}
+
+# Called by mc_normalize_backend_response when the answer varied on Origin: the
+# shared anonymous copy says what a public resource says: any site may read it,
+# without credentials (an origin's own fixed Allow-Origin is kept).
+sub mc_cors_public {
+    if (!beresp.http.Access-Control-Allow-Origin) {
+        set beresp.http.Access-Control-Allow-Origin = "*";
+        unset beresp.http.Access-Control-Allow-Credentials;
+    }
+}

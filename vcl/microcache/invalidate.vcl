@@ -1,0 +1,151 @@
+#
+# microcache/invalidate.vcl: PURGE (one URL, every variant), PURGEKEYS (xkey
+# surrogate keys), BAN (host / URL regex), all of it in this file.
+# Protocol: docs/protocol.md and vcl/README.md ("Invalidation protocol").
+#
+# Allowed from `acl purgers` (entry VCL), directly (trust.vcl), and with
+# X-Purge-Token when the entry VCL sets var mc_purge_token.
+#
+
+import std;
+import purge;
+import xkey;
+import var;
+
+sub mc_invalidate_recv {
+    if (req.method != "PURGE" && req.method != "PURGEKEYS" && req.method != "BAN") {
+        return;
+    }
+    call mc_invalidate_allowed;
+    if (req.method == "PURGE") {
+        call mc_invalidate_purge_url;
+    } elsif (req.method == "PURGEKEYS") {
+        call mc_invalidate_purge_keys;
+    } else {
+        call mc_invalidate_ban;
+    }
+}
+
+# Who may invalidate: an address in acl purgers, directly (not through a
+# relay, unless the entry VCL vouches for it with
+# var.set("mc_trusted_relay", "1")), and, when the entry VCL configures one
+# with var.set("mc_purge_token", ...), presenting that secret as X-Purge-Token.
+# Refusals say only "Forbidden"; the reason goes to the log (VCL_Log).
+sub mc_invalidate_allowed {
+    if (client.ip !~ purgers) {
+        std.log("mc: " + req.method + " refused: client not in acl purgers");
+        return (synth(403, "Forbidden"));
+    }
+    if (!req.http.x-mc-trusted && var.get("mc_trusted_relay") != "1") {
+        std.log("mc: " + req.method + " refused: came through a relay (forwarding headers)");
+        return (synth(403, "Forbidden"));
+    }
+    if (var.get("mc_purge_token")) {
+        if (var.get("mc_purge_token") !~ "[!-~]") {
+            std.log("mc: " + req.method + " refused: mc_purge_token is configured but empty");
+            return (synth(403, "Forbidden"));
+        }
+        if (req.http.X-Purge-Token != regsuball(var.get("mc_purge_token"), "^\s+|\s+$", "")) {
+            std.log("mc: " + req.method + " refused: missing or wrong X-Purge-Token");
+            return (synth(403, "Forbidden"));
+        }
+    }
+}
+
+# The purge happens in vcl_miss (mc_invalidate_miss) so vmod purge can report
+# a count; always_miss keeps it from queueing behind an in-flight fetch.
+sub mc_invalidate_purge_url {
+    if (req.http.x-purge-mode && req.http.x-purge-mode !~ "^(?i)(hard|soft)$") {
+        return (synth(400, "X-Purge-Mode must be hard or soft"));
+    }
+    set req.hash_always_miss = true;
+    return (hash);
+}
+
+sub mc_invalidate_miss {
+    if (req.method == "PURGE") {
+        if (req.http.x-purge-mode ~ "^(?i)soft$") {
+            set req.http.x-mc-invalidated = purge.soft();
+        } else {
+            set req.http.x-mc-invalidated = purge.hard();
+        }
+        return (synth(200, "Purged"));
+    }
+}
+
+sub mc_invalidate_purge_keys {
+    if (req.http.xkey-purge && req.http.xkey-softpurge) {
+        return (synth(400, "Send either xkey-purge or xkey-softpurge, not both"));
+    }
+    if (req.http.xkey-purge) {
+        std.collect(req.http.xkey-purge, " ");
+        set req.http.x-mc-keys = req.http.xkey-purge;
+    } elsif (req.http.xkey-softpurge) {
+        std.collect(req.http.xkey-softpurge, " ");
+        set req.http.x-mc-keys = req.http.xkey-softpurge;
+    }
+    if (req.http.x-mc-keys !~ "[!-+--~]") {
+        return (synth(400, "PURGEKEYS needs an xkey-purge or xkey-softpurge header with at least one key"));
+    }
+    if (req.http.x-mc-keys !~ "^[ -~]+$") {
+        return (synth(400, "Surrogate keys must be printable ASCII, separated by spaces or commas"));
+    }
+    if (req.http.xkey-softpurge) {
+        set req.http.x-mc-invalidated = xkey.softpurge(req.http.x-mc-keys);
+    } else {
+        set req.http.x-mc-invalidated = xkey.purge(req.http.x-mc-keys);
+    }
+    return (synth(200, "Purged"));
+}
+
+# Bans only test obj.http.* so the ban lurker can retire them in the
+# background. Input is validated, never quoted: a space would let it append
+# "&& ..." clauses to the expression.
+sub mc_invalidate_ban {
+    if (!req.http.x-ban-host) {
+        return (synth(400, "BAN needs X-Ban-Host (and optionally X-Ban-Url, a regex on the path)"));
+    }
+    set req.http.x-ban-host = std.tolower(req.http.x-ban-host);
+    set req.http.x-ban-host = regsub(req.http.x-ban-host, ":(80|443)$", "");
+    if (req.http.x-ban-host !~ "^[a-z0-9.-]+(:[0-9]{1,5})?$") {
+        return (synth(400, "X-Ban-Host must be a host name with an optional port"));
+    }
+    set req.http.x-mc-ban = "obj.http.x-host == " + req.http.x-ban-host;
+    if (req.http.x-ban-url) {
+        if (req.http.x-ban-url !~ "^[!#-~]+$") {
+            return (synth(400, "X-Ban-Url must be printable ASCII without spaces or double quotes"));
+        }
+        set req.http.x-mc-ban = req.http.x-mc-ban + " && obj.http.x-url ~ " + req.http.x-ban-url;
+    }
+    if (!std.ban(req.http.x-mc-ban)) {
+        return (synth(400, "Ban rejected: " + std.ban_error()));
+    }
+    return (synth(200, "Banned"));
+}
+
+# Stored on the object so bans can test obj.* (lurker-friendly); stripped at
+# delivery (mc_invalidate_deliver).
+sub mc_invalidate_backend_response {
+    set beresp.http.x-url = bereq.url;
+    set beresp.http.x-host = bereq.http.host;
+}
+
+# Surrogate keys and ban metadata are ours; a trusted host can ask to see
+# them with X-Cache-Debug: 1.
+sub mc_invalidate_deliver {
+    if (req.http.X-Cache-Debug && req.http.x-mc-trusted) {
+        return;
+    }
+    unset resp.http.xkey;
+    unset resp.http.x-url;
+    unset resp.http.x-host;
+}
+
+sub mc_invalidate_synth {
+    if (req.http.x-mc-invalidated) {
+        set resp.http.X-Invalidated = req.http.x-mc-invalidated;
+    }
+    if (resp.reason == "Banned") {
+        set resp.http.X-Ban = req.http.x-mc-ban;
+    }
+}
