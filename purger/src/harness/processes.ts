@@ -132,7 +132,7 @@ export class VarnishServer {
     let stderr = '';
     this.child = spawn(
       'varnishd',
-      ['-n', join(this.dir, 'n'), '-a', `127.0.0.1:${this.port}`, '-f', vcl, '-F', '-p', 'ban_lurker_age=0', '-s', 'malloc,64m', '-T', 'none'],
+      ['-n', join(this.dir, 'n'), '-a', `127.0.0.1:${this.port}`, '-f', vcl, '-p', `vcl_path=${join(REPO_ROOT, 'vcl')}:/usr/share/varnish/vcl`, '-F', '-p', 'ban_lurker_age=0', '-s', 'malloc,64m', '-T', 'none'],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     this.child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
