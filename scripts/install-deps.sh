@@ -19,7 +19,7 @@ APT_PACKAGES=(
   phpunit                                      # wordpress-plugin/ tests
   php-codesniffer                              # phpcs for scripts/lint/php.sh (make lint)
   chromium                                     # the plugin's headless browser test
-  curl openssl perl python3 python3-yaml       # stack/ scripts, compose check
+  curl openssl perl python3 python3-yaml python3-pytest  # stack/ scripts, compose check (pytest)
   python3-venv procps                          # reliability/ (schemathesis venv, process memory)
   wrk                                          # bench/ hot-url and the k6 suite's check of it
   passwd                                       # useradd: the native stack's unprivileged service user

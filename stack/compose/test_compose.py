@@ -1,32 +1,28 @@
-#!/usr/bin/env python3
-"""Static checks of docker-compose.yml (there is no Docker engine to run it here).
+"""Static checks of docker-compose.yml (there is no Docker engine to run it here), under pytest:
+python3 -m pytest stack/compose/test_compose.py (the `compose` suite of make test).
 
-Each check prints PASS/FAIL with the reason; the last line is "compose: N passed, M failed".
 Cross-checks the compose file against the native stack (stack/lib.sh, stack/services/*.sh,
 stack/render-config.sh), .env.example, vcl/default.vcl and the code that reads the settings
-(purger/src/config.ts, wordpress-plugin/varnish-edge).
+(purger/src/config.ts, wordpress-plugin/varnish-edge). Each check returns the problems it found;
+test_compose runs every one on the real file, and test_a_broken_copy_fails proves that every
+kind of breakage is caught by at least one of them.
 """
+import copy
 import os
 import re
 import subprocess
-import sys
 
+import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-results = []
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECKS = {}
 
 
 def check(name):
+    """Registers a check: a function that returns a list of problems (empty when it holds)."""
     def wrap(fn):
-        try:
-            problems = fn() or []
-        except Exception as e:  # a crash in a check is a failure of that check
-            problems = [f"{type(e).__name__}: {e}"]
-        results.append((name, problems))
-        print(("PASS " if not problems else "FAIL ") + name)
-        for p in problems:
-            print(f"     - {p}")
+        CHECKS[name] = fn
         return fn
     return wrap
 
@@ -36,18 +32,22 @@ def read(rel):
         return f.read()
 
 
-COMPOSE_FILE = os.environ.get("COMPOSE_CHECK_FILE", os.path.join(ROOT, "docker-compose.yml"))
-with open(COMPOSE_FILE, encoding="utf-8") as _f:
-    RAW = _f.read()
-try:
-    DOC = yaml.safe_load(RAW)
-except yaml.YAMLError as e:
-    print(f"FAIL docker-compose.yml parses\n     - {e}")
-    print("compose: 0 passed, 1 failed")
-    sys.exit(1)
-SERVICES = DOC.get("services", {})
-LONG_RUNNING = [n for n, s in SERVICES.items() if not s.get("profiles") and s.get("restart") != "no"]
+COMPOSE_FILE = os.path.join(ROOT, "docker-compose.yml")
 ENV_EXAMPLE = dict(re.findall(r"^([A-Z_][A-Z0-9_]*)=(.*)$", read(".env.example"), re.M))
+RAW = DOC = SERVICES = LONG_RUNNING = None
+
+
+def load(path):
+    """Points every check at the compose file at path."""
+    global RAW, DOC, SERVICES, LONG_RUNNING
+    with open(path, encoding="utf-8") as f:
+        RAW = f.read()
+    DOC = yaml.safe_load(RAW)
+    SERVICES = DOC.get("services", {})
+    LONG_RUNNING = [n for n, s in SERVICES.items() if not s.get("profiles") and s.get("restart") != "no"]
+
+
+load(COMPOSE_FILE)
 LIB = read("stack/lib.sh")
 
 
@@ -336,43 +336,59 @@ def _():
     return [] if r.returncode == 0 else [".env is not in .gitignore"]
 
 
-def self_test():
-    """The checks must be able to fail: each broken copy of the file must be rejected."""
-    import copy
-    import tempfile
-    mutations = {
-        "a healthcheck removed": lambda d: d["services"]["redis"].pop("healthcheck"),
-        "MariaDB port published": lambda d: d["services"]["mariadb"].__setitem__("ports", ["3306:3306"]),
-        "a password hard-coded": lambda d: d["services"]["wordpress"]["environment"].__setitem__("WORDPRESS_DB_PASSWORD", "secret"),
-        "a mount of a missing path": lambda d: d["services"]["varnish"]["volumes"].append("./no-such-dir:/x:ro"),
-        "depends_on without condition": lambda d: d["services"]["varnish"].__setitem__("depends_on", ["wordpress"]),
-        "a writable bind mount": lambda d: d["services"]["varnish"].__setitem__("volumes", ["./vcl:/etc/varnish"]),
-        "a purger variable it does not read": lambda d: d["services"]["purger"]["environment"].__setitem__("PURGER_NO_SUCH_SETTING", "1"),
-        "an unpinned image": lambda d: d["services"]["redis"].__setitem__("image", "redis"),
-        "backend network not internal": lambda d: d["networks"]["backend"].pop("internal"),
-        "Varnish without the purge token": lambda d: d["services"]["varnish"].pop("secrets"),
-        "Redis evicting at its cap": lambda d: d["services"]["redis"].__setitem__("command", [c.replace("noeviction", "allkeys-lru") for c in d["services"]["redis"]["command"]]),
-    }
-    out = []
-    mutations = {"nothing changed (baseline)": lambda d: None, **mutations}
-    for name, mutate in mutations.items():
-        doc = copy.deepcopy(DOC)
-        mutate(doc)
-        with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
-            yaml.safe_dump(doc, f, sort_keys=False)
-        r = subprocess.run([sys.executable, os.path.abspath(__file__)], env={**os.environ, "COMPOSE_CHECK_FILE": f.name, "COMPOSE_CHECK_NO_SELF_TEST": "1"}, capture_output=True, text=True)
-        os.unlink(f.name)
-        if name.startswith("nothing changed"):
-            if r.returncode != 0:
-                out.append("the unchanged file, re-serialized, fails: the self-test proves nothing\n" + r.stdout)
-        elif r.returncode == 0:
-            out.append(f"a compose file with {name} passes every check")
+# Ways to break the file; each must make at least one check fail.
+MUTATIONS = {
+    "a healthcheck removed": lambda d: d["services"]["redis"].pop("healthcheck"),
+    "MariaDB port published": lambda d: d["services"]["mariadb"].__setitem__("ports", ["3306:3306"]),
+    "a password hard-coded": lambda d: d["services"]["wordpress"]["environment"].__setitem__("WORDPRESS_DB_PASSWORD", "secret"),
+    "a mount of a missing path": lambda d: d["services"]["varnish"]["volumes"].append("./no-such-dir:/x:ro"),
+    "depends_on without condition": lambda d: d["services"]["varnish"].__setitem__("depends_on", ["wordpress"]),
+    "a writable bind mount": lambda d: d["services"]["varnish"].__setitem__("volumes", ["./vcl:/etc/varnish"]),
+    "a purger variable it does not read": lambda d: d["services"]["purger"]["environment"].__setitem__("PURGER_NO_SUCH_SETTING", "1"),
+    "an unpinned image": lambda d: d["services"]["redis"].__setitem__("image", "redis"),
+    "backend network not internal": lambda d: d["networks"]["backend"].pop("internal"),
+    "Varnish without the purge token": lambda d: d["services"]["varnish"].pop("secrets"),
+    "Redis evicting at its cap": lambda d: d["services"]["redis"].__setitem__("command", [c.replace("noeviction", "allkeys-lru") for c in d["services"]["redis"]["command"]]),
+}
+
+
+def problems_of_every_check():
+    out = {}
+    for name, fn in CHECKS.items():
+        try:
+            out[name] = fn() or []
+        except Exception as e:  # a crash in a check is a failure of that check
+            out[name] = [f"{type(e).__name__}: {e}"]
     return out
 
 
-if not os.environ.get("COMPOSE_CHECK_NO_SELF_TEST"):
-    check("self-test: broken copies of the file fail (healthcheck, ports, secrets, mounts, conditions, env names, tags, network, purge token, Redis eviction)")(self_test)
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_compose(name):
+    problems = CHECKS[name]() or []
+    assert not problems, "\n".join(problems)
 
-passed = sum(1 for _, p in results if not p)
-print(f"compose: {passed} passed, {len(results) - passed} failed")
-sys.exit(0 if passed == len(results) else 1)
+
+@pytest.fixture
+def copy_of_the_file(tmp_path):
+    """Yields (doc, write): write(doc) points the checks at a copy; the real file is restored."""
+    def write(doc):
+        path = tmp_path / "docker-compose.yml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+        load(str(path))
+    yield copy.deepcopy(DOC), write
+    load(COMPOSE_FILE)
+
+
+def test_the_unchanged_file_re_serialized_passes(copy_of_the_file):
+    doc, write = copy_of_the_file
+    write(doc)
+    failing = {n: p for n, p in problems_of_every_check().items() if p}
+    assert not failing, f"the self-test would prove nothing: {failing}"
+
+
+@pytest.mark.parametrize("mutation", list(MUTATIONS))
+def test_a_broken_copy_fails(mutation, copy_of_the_file):
+    doc, write = copy_of_the_file
+    MUTATIONS[mutation](doc)
+    write(doc)
+    assert any(problems_of_every_check().values()), f"a compose file with {mutation} passes every check"
