@@ -68,7 +68,7 @@ export REL_APP_PASSWORD
 case $mode in
 soak) timeout 1200 node reliability/soak.mjs; rc=$? ;;
 *)
-  timeout 1500 node reliability/run.mjs "$mode" "${checks[@]}"; rc=$?
+  timeout 1500 node --test-reporter=spec reliability/run.mjs "$mode" "${checks[@]}"; rc=$?
   if [[ $mode == quick && $# -eq 0 ]]; then
     reliability/fuzz/run.sh || rc=1
   fi
