@@ -41,10 +41,10 @@ echo "e2e: stack up in $((SECONDS - start)) s"
 source "$SECRETS_FILE"
 E2E_APP_PASSWORD=$(stack/prepare-wordpress.sh app-password e2e) || { echo "e2e: cannot create an application password"; exit 1; }
 E2E_USER=$WP_ADMIN_USER E2E_ADMIN_PASSWORD=$ADMIN_PASSWORD E2E_APP_PASSWORD=$E2E_APP_PASSWORD OPERATOR_TOKEN=$OPERATOR_TOKEN \
-  STACK_REPO=$STACK_REPO timeout 480 node stack/e2e/e2e.mjs
+  STACK_REPO=$STACK_REPO timeout 480 node --test-reporter=spec stack/e2e/e2e.mjs
 rc=$?
 stack/down.sh >/dev/null 2>&1
 # make up on broken sites (no theme, PHP fatal, database down): its own stack, its own ports.
 echo "e2e: make up refuses a site that does not render (stack/e2e/site-check.test.mjs)"
-timeout 300 node --test stack/e2e/site-check.test.mjs || rc=1
+timeout 300 node --test --test-reporter=spec stack/e2e/site-check.test.mjs || rc=1
 exit $rc

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // End-to-end checks against a running native stack (started by scripts/suites/e2e.sh):
 // real WordPress, real plugin, real purger, real Varnish. Every request to the site goes
-// through Varnish unless it says "origin". Prints numbers, ends with "e2e: N passed, M failed".
+// through Varnish unless it says "origin". node:test tests, run in order: node --test-reporter=spec
+// stack/e2e/e2e.mjs. Prints numbers, ends with "e2e: N passed, M failed".
 import { execFile } from 'node:child_process';
+import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { request, sleep } from '../audit/http.mjs';
 import { audit, discoverUrls } from '../audit/audit.mjs';
@@ -82,18 +84,12 @@ async function settle(limitMs = 120000) {
   return t;
 }
 
+// Each check is a node:test test, run in order (awaited: later checks build on earlier state).
 const results = [];
 async function check(name, fn) {
-  const t0 = Date.now();
-  console.log(`\n── ${name}`);
-  try {
-    await fn();
-    results.push([name, true]);
-    console.log(`PASS ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-  } catch (e) {
-    results.push([name, false]);
-    console.log(`FAIL ${name}: ${e.message}`);
-  }
+  let ok = false;
+  await test(name, async () => { await fn(); ok = true; });
+  results.push([name, ok]);
 }
 function assert(cond, msg) { if (!cond) throw new Error(msg); }
 
@@ -351,6 +347,6 @@ const passed = results.filter(([, ok]) => ok).length;
 console.log('\n── e2e numbers');
 if (freshPost.length) console.log(`time-to-fresh (post page): p50 ${ms(pct(freshPost, 50))} p99 ${ms(pct(freshPost, 99))}; all four pages: p50 ${ms(pct(freshAll, 50))} p99 ${ms(pct(freshAll, 99))} over ${freshPost.length} edits`);
 if (auditNumbers.checked !== undefined) console.log(`audit: ${auditNumbers.checked} URLs, ${auditNumbers.stale} stale, ${auditNumbers.graced} grace, ${auditNumbers.errors} errors`);
-for (const [name, ok] of results) console.log(`${ok ? 'PASS' : 'FAIL'}  ${name}`);
 console.log(`e2e: ${passed} passed, ${results.length - passed} failed`);
-process.exit(passed === results.length ? 0 : 1);
+// Kept-alive connections would hold the process open; let node:test report, then leave.
+setTimeout(() => process.exit(passed === results.length ? 0 : 1), 1000).unref();
