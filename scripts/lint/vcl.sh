@@ -7,7 +7,8 @@
 #   - the native stack's entry (stack/native-vcl.sh), which also includes microcache/sick-origin.vcl;
 #   - bench's pure-microcache entry (the same plus bench/microcache-only.vcl);
 #   - the smallest entry: a backend, acl purgers, include "microcache.vcl".
-# Every file under vcl/microcache/ must be included by microcache.vcl or default.vcl.
+# Every file under vcl/microcache/ must be included by microcache.vcl or default.vcl, and the
+# native stack's backends (probe, unprobed twin, timeouts) must be default.vcl's but for the address.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
@@ -60,6 +61,11 @@ acl purgers { "127.0.0.1"; }
 include "microcache.vcl";
 VCL
 compile "the minimal entry (include \"microcache.vcl\")" "$tmp/minimal.vcl"
+
+# The native stack's backends are default.vcl's (probe, twin, timeouts) but for the address.
+backends() { awk '/^backend /{on=1} on && !/^[[:space:]]*#/ && !/\.(host|port)[[:space:]]*=/{print} on && /^}/{on=0}' "$1"; }
+diff <(backends vcl/default.vcl) <(backends "$tmp/stack.vcl") >"$tmp/diff" ||
+  { problem "stack/native-vcl.sh's backends differ from vcl/default.vcl's (besides .host/.port):"; cat "$tmp/diff"; }
 
 for f in vcl/microcache/*.vcl; do
   grep -Eq "^include \"(\./)?microcache/${f##*/}\";" vcl/microcache.vcl vcl/default.vcl ||
