@@ -12,6 +12,7 @@ APT_PACKAGES=(
   varnish varnish-modules                      # vcl/, every suite that runs varnishd
   shellcheck                                   # make lint (scripts/lint/shell.sh)
   redis-server redis-tools                     # purger/ tests and bench, the native stack
+  redis-sentinel                               # purger/ Sentinel failover test (test/sentinel-failover.test.ts)
   mariadb-server mariadb-client                # WordPress's database (stack/, plugin tests)
   php-cli php-fpm php-mysql php-curl php-xml php-mbstring  # WordPress under nginx and PHP CLI
   wordpress wordpress-theme-twentytwentythree  # WordPress 6.1 and the theme the demo site and tests activate

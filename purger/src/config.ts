@@ -18,6 +18,14 @@ export interface Config {
   host: string;
   port: number;
   redisUrl: string;
+  /** REDIS_PASSWORD[_FILE] (instead of a password in REDIS_URL); never logged */
+  redisPassword: string | undefined;
+  /** set when REDIS_SENTINELS and REDIS_SENTINEL_MASTER are: connect through Sentinel */
+  redisSentinel: RedisSentinel | undefined;
+  /** after an append, wait for this many replicas to have it before answering 202 (0 = do not wait) */
+  redisMinReplicas: number;
+  /** how long to wait for them; past it the API answers 503 and the sender retries */
+  redisWaitMs: number;
   redisPrefix: string;
   webhookSecrets: WebhookSecret[];
   operatorToken: string | undefined;
@@ -52,6 +60,27 @@ export interface Config {
   tenantLimits: TenantLimits;
   logLevel: string;
   shutdownTimeoutMs: number;
+}
+
+export interface RedisSentinel {
+  sentinels: NodeAddress[];
+  masterName: string;
+  /** REDIS_SENTINEL_PASSWORD[_FILE]: when the sentinels themselves require AUTH; never logged */
+  password: string | undefined;
+}
+
+/** Measured Redis cost of one log entry (a typical event; docs: purger/README.md). */
+export const LOG_ENTRY_BYTES = 300;
+/**
+ * Default memory budget of the log: 64 MiB ≈ 220,000 entries. With the stack's maxmemory of
+ * 512 MB this leaves ~440 MB for receipts (~0.8 KB each for 24 h: 5 events/s sustained is ~350 MB).
+ */
+export const DEFAULT_LOG_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The log's MAXLEN cap: the memory budget over the cost of an entry, or PURGER_STREAM_MAXLEN if lower. */
+export function logMaxLen(maxBytes: number, explicitMaxLen: number | undefined): number {
+  const fromBudget = Math.max(100, Math.floor(maxBytes / LOG_ENTRY_BYTES));
+  return explicitMaxLen === undefined ? fromBudget : Math.min(explicitMaxLen, fromBudget);
 }
 
 export class ConfigError extends Error {
@@ -135,6 +164,39 @@ function repurgeDelays(env: Env, problems: string[]): number[] {
   return DEFAULT_REPURGE_DELAYS_MS;
 }
 
+/**
+ * REDIS_SENTINELS (host:port,…) and REDIS_SENTINEL_MASTER (the name the sentinels monitor): both
+ * or neither. REDIS_SENTINEL_PASSWORD[_FILE] when the sentinels require AUTH.
+ */
+function sentinelConfig(env: Env, problems: string[]): RedisSentinel | undefined {
+  const listRaw = env.REDIS_SENTINELS?.trim() ?? '';
+  const masterName = env.REDIS_SENTINEL_MASTER?.trim() ?? '';
+  const password = secretFromEnv(env, 'REDIS_SENTINEL_PASSWORD', problems);
+  if (listRaw === '' && masterName === '') {
+    if (password !== undefined) problems.push('REDIS_SENTINEL_PASSWORD: set only with REDIS_SENTINELS and REDIS_SENTINEL_MASTER');
+    return undefined;
+  }
+  if (listRaw === '') {
+    problems.push('REDIS_SENTINELS: required with REDIS_SENTINEL_MASTER (comma-separated host:port of the sentinels)');
+    return undefined;
+  }
+  if (masterName === '') {
+    problems.push('REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS (the master name the sentinels monitor, e.g. mymaster)');
+    return undefined;
+  }
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(masterName)) {
+    problems.push(`REDIS_SENTINEL_MASTER="${masterName}": letters, digits and _.- only`);
+  }
+  const sentinels: NodeAddress[] = [];
+  for (const s of listRaw.split(',').map((x) => x.trim()).filter((x) => x !== '')) {
+    const a = parseNodeAddress(s);
+    if (typeof a === 'string') problems.push(`REDIS_SENTINELS: ${a}`);
+    else sentinels.push(a);
+  }
+  if (sentinels.length === 0) problems.push('REDIS_SENTINELS: no host:port given');
+  return { sentinels, masterName, password };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   const str = (name: string, fallback: string): string => {
@@ -166,9 +228,23 @@ export function loadConfig(env: Env = process.env): Config {
   const worker = role !== 'ingest';
 
   const redisUrl = str('REDIS_URL', 'redis://127.0.0.1:6379');
+  let urlHasPassword = false;
   if (!/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
     problems.push('REDIS_URL: expected redis://host:port[/db] or rediss://…');
+  } else {
+    try {
+      urlHasPassword = new URL(redisUrl).password !== '';
+    } catch {
+      problems.push('REDIS_URL: expected redis://host:port[/db] or rediss://…');
+    }
   }
+  const redisPassword = secretFromEnv(env, 'REDIS_PASSWORD', problems);
+  if (redisPassword !== undefined && urlHasPassword) {
+    problems.push('REDIS_PASSWORD and a password in REDIS_URL: set one, not both');
+  }
+  const redisSentinel = sentinelConfig(env, problems);
+  const minReplicasRaw = str('PURGER_REDIS_MIN_REPLICAS', '');
+  const redisMinReplicas = minReplicasRaw === '' ? (redisSentinel ? 1 : 0) : int('PURGER_REDIS_MIN_REPLICAS', 0, 0, 16);
 
   const webhookSecrets: WebhookSecret[] = [];
   list('PURGER_WEBHOOK_SECRETS').forEach((entry, i) => {
@@ -270,6 +346,10 @@ export function loadConfig(env: Env = process.env): Config {
     host: str('PURGER_HOST', '127.0.0.1'),
     port: int('PURGER_PORT', 8090, 0, 65535),
     redisUrl,
+    redisPassword,
+    redisSentinel,
+    redisMinReplicas,
+    redisWaitMs: int('PURGER_REDIS_WAIT_MS', 500, 10, 60_000),
     redisPrefix,
     webhookSecrets,
     operatorToken,
@@ -290,7 +370,10 @@ export function loadConfig(env: Env = process.env): Config {
     nodeTimeoutMs: int('PURGER_NODE_TIMEOUT_MS', 5000, 100, 120_000),
     retryBaseMs: int('PURGER_RETRY_BASE_MS', 200, 1, 60_000),
     retryMaxMs: int('PURGER_RETRY_MAX_MS', 30_000, 1, 3_600_000),
-    streamMaxLen: int('PURGER_STREAM_MAXLEN', 100_000, 100, 100_000_000),
+    streamMaxLen: logMaxLen(
+      int('PURGER_LOG_MAX_BYTES', DEFAULT_LOG_MAX_BYTES, 65_536, 64 * 1024 * 1024 * 1024),
+      env.PURGER_STREAM_MAXLEN?.trim() ? int('PURGER_STREAM_MAXLEN', 100_000, 100, 100_000_000) : undefined,
+    ),
     streamMaxAgeS: int('PURGER_STREAM_MAX_AGE_S', 86_400, 10, 30 * 86_400),
     dedupeTtlS: int('PURGER_DEDUPE_TTL_S', 86_400, 60, 30 * 86_400),
     pollMs: int('PURGER_POLL_MS', 1000, 10, 60_000),

@@ -107,6 +107,7 @@ export class NodeDelivery {
   private loops: Promise<void>[] = [];
   private up: boolean | undefined;
   private downSince: string | undefined;
+  private resyncRequested = false;
 
   constructor(
     readonly node: string,
@@ -180,9 +181,35 @@ export class NodeDelivery {
     }
   }
 
+  /**
+   * After Redis reconnected (perhaps to a new primary): reload the cursors from Redis before the
+   * next read, so commits the old primary took with it are redone rather than left unrecorded.
+   */
+  resync(): void {
+    this.resyncRequested = true;
+    this.main.wake();
+  }
+
+  private async reloadCursors(): Promise<void> {
+    const c = await this.log.cursors(this.node, this.opts.repurgeDelaysMs);
+    this.main.cursor = c.cursor;
+    this.main.seq = c.seq;
+    this.main.seqKnown = true;
+    this.repurges.forEach((lane, i) => (lane.cursor = c.repurge[i]!));
+  }
+
   private async drainMain(): Promise<void> {
     if (this.opts.coalesceMs > 0) await this.sleep(this.opts.coalesceMs);
     while (!this.stopped) {
+      if (this.resyncRequested) {
+        this.resyncRequested = false;
+        try {
+          await this.reloadCursors();
+        } catch (err) {
+          this.resyncRequested = true;
+          throw err;
+        }
+      }
       const { entries, overrun, last, malformed } = await this.log.read(this.main.cursor, this.main.seqKnown ? this.main.seq : undefined, this.opts.batchMax);
       if (overrun) {
         await this.recoverOverrun();
@@ -196,7 +223,14 @@ export class NodeDelivery {
       }
       const applied = entries.length > 0 ? await this.apply(entries, 'main') : { results: new Map<string, string>(), lastRefusedAt: undefined };
       if (!applied) return; // stopping: the cursor stays, the entries are replayed on restart
-      await this.log.commitBatch(this.node, applied.results, last.streamId, last.seq);
+      if (!(await this.log.commitBatch(this.node, applied.results, last.streamId, last.seq, this.main.cursor))) {
+        // The cursor in Redis is not where this worker read from: Redis failed over (or restarted)
+        // and lost the last commits, or another worker moved it. Re-read from Redis's cursor:
+        // what was sent is sent again (idempotent) and this time recorded.
+        this.logger.warn({ node: this.node, cursor: this.main.cursor }, 'node cursor in Redis moved under this worker (Redis failover?): re-reading from it');
+        await this.reloadCursors();
+        continue;
+      }
       this.main.cursor = last.streamId;
       this.main.seq = last.seq;
       this.main.seqKnown = last.seq > 0;

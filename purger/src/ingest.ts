@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from './http-errors.js';
 import type { Metrics } from './metrics.js';
 import { toStoredEvent, type InputEvent, type StoredEvent } from './normalize.js';
-import type { StreamLog } from './stream-log.js';
+import { NotReplicatedError, type StreamLog } from './stream-log.js';
 import type { TenantLimiter, TenantLimits } from './tenant-limiter.js';
 
 export interface IngestResult {
@@ -53,6 +53,13 @@ export class Ingest {
     try {
       res = await this.log.append(messageId, body.site, stored);
     } catch (err) {
+      if (err instanceof NotReplicatedError) {
+        // Stored on the primary only: a failover now could lose it, so this is not a 202. The
+        // retry (same webhook-id) is deduplicated and waits for the replicas again.
+        this.metrics.eventsReceived.inc({ outcome: 'unreplicated' }, n);
+        logger.warn({ messageId, site: body.site, acked: err.acked, required: err.required }, 'Redis replicas did not confirm the append in time: 503, the sender retries');
+        throw new HttpError(503, 'storage_unreplicated', `Redis stored the events but only ${err.acked} of ${err.required} required replicas confirmed them in time, so they could be lost in a failover; retry the same request (same webhook-id): it is deduplicated`, undefined, { 'retry-after': '1' });
+      }
       // Redis at maxmemory (noeviction) refuses the whole append script before its first write:
       // nothing is stored, the sender keeps the batch and retries it. Never a lost event.
       if (/\bOOM\b/.test(String(err))) {

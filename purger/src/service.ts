@@ -1,11 +1,12 @@
 // Composition root: wires config, Redis, the log, metrics, the HTTP app and the worker for the
 // configured role, and shuts them down in order.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
 import type { Config } from './config.js';
 import type { Resolver } from './discovery.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { createRedis, redisTarget } from './redis-connection.js';
 import { StreamLog } from './stream-log.js';
 import { Worker } from './worker.js';
 
@@ -20,51 +21,31 @@ export interface Service {
   close(): Promise<void>;
 }
 
-function redisClient(url: string, logger: Logger, metrics: Metrics, name: 'cmd' | 'sub'): Redis {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    // Commands fail fast while disconnected (the API answers 503) instead of queueing in memory;
-    // the subscriber only has its SUBSCRIBE, which may wait for the connection.
-    enableOfflineQueue: name === 'sub',
-    maxRetriesPerRequest: 1,
-    commandTimeout: 5000,
-    connectionName: `purger-${name}`,
-    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 6), 2000),
-  });
-  let down = false;
-  redis.on('ready', () => {
-    if (name === 'cmd') metrics.redisConnected.set(1);
-    if (down) logger.info({ connection: name }, 'Redis connection restored');
-    down = false;
-  });
-  redis.on('error', (err) => {
-    if (!down) logger.warn({ connection: name, err: err.message }, 'Redis connection error; reconnecting');
-    down = true;
-  });
-  redis.on('close', () => {
-    if (name === 'cmd') metrics.redisConnected.set(0);
-  });
-  return redis;
-}
-
 export async function startService(config: Config, logger: Logger, opts: { defaultMetrics?: boolean; resolver?: Resolver } = {}): Promise<Service> {
   const metrics = createMetrics({ defaults: opts.defaultMetrics ?? true });
   metrics.redisConnected.set(0);
-  const redis = redisClient(config.redisUrl, logger, metrics, 'cmd');
+  const redis = createRedis(config, logger, metrics, 'cmd');
+  // With WAIT, appends get their own connection: WAIT blocks the connection it runs on, and the
+  // worker's reads and commits must not queue behind it.
+  const writer = config.redisMinReplicas > 0 && config.role !== 'worker' ? createRedis(config, logger, metrics, 'write') : undefined;
   const log = new StreamLog(redis, config.redisPrefix, {
     maxLen: config.streamMaxLen,
     maxAgeS: config.streamMaxAgeS,
     dedupeTtlS: config.dedupeTtlS,
-  });
+    minReplicas: config.redisMinReplicas,
+    waitMs: config.redisWaitMs,
+  }, writer);
+  logger.info({ ...redisTarget(config), minReplicas: config.redisMinReplicas, logMaxLen: config.streamMaxLen }, 'connecting to Redis');
   metrics.sources.redisMemory = () => (redis.status === 'ready' ? log.memory() : Promise.resolve(undefined));
   await redis.connect().catch((err: Error) => logger.warn({ err: err.message }, 'Redis not reachable at start; retrying in the background'));
+  await writer?.connect().catch(() => undefined);
   if (redis.status === 'ready') await warnIfNotPersistent(redis, logger);
   if (redis.status === 'ready') await warnIfNoMaxmemory(redis, logger);
 
   let worker: Worker | undefined;
   let subscriber: Redis | undefined;
   if (config.role !== 'ingest') {
-    subscriber = redisClient(config.redisUrl, logger, metrics, 'sub');
+    subscriber = createRedis(config, logger, metrics, 'sub');
     await subscriber.connect().catch(() => undefined);
     worker = new Worker(config, log, subscriber, logger, metrics, opts.resolver);
     await worker.start();
@@ -81,8 +62,9 @@ export async function startService(config: Config, logger: Logger, opts: { defau
       // Varnish finish; the rest stays in the log for the next start), then Redis.
       await app.close();
       await worker?.stop();
-      await Promise.allSettled([redis.quit(), subscriber?.quit()]);
+      await Promise.allSettled([redis.quit(), subscriber?.quit(), writer?.quit()]);
       redis.disconnect();
+      writer?.disconnect();
       subscriber?.disconnect();
     })());
   return { app, worker, redis, metrics, log, url, close };

@@ -28,6 +28,17 @@ export interface ReadResult {
   overrun: boolean;
 }
 
+/** The append was stored on the primary, but fewer replicas than required confirmed it in time. */
+export class NotReplicatedError extends Error {
+  constructor(
+    readonly acked: number,
+    readonly required: number,
+  ) {
+    super(`${acked} of ${required} required Redis replicas acknowledged the append in time`);
+    this.name = 'NotReplicatedError';
+  }
+}
+
 export interface NodeCursors {
   cursor: string;
   seq: number;
@@ -40,7 +51,12 @@ export const repurgeField = (delayMs: number): string => `repurge:${delayMs}`;
 
 const APPEND = `
 local ttl = tonumber(ARGV[1])
-if redis.call('SET', KEYS[3], '1', 'NX', 'EX', ttl) == false then return {0} end
+if redis.call('SET', KEYS[3], '1', 'NX', 'EX', ttl) == false then
+  -- A retry of a stored webhook: write something (its own TTL) so a following WAIT covers the
+  -- original append too (replicas apply the replication stream in order).
+  redis.call('EXPIRE', KEYS[3], ttl)
+  return {0}
+end
 redis.call('SADD', KEYS[4], ARGV[5])
 local res = {1}
 local n = #KEYS - 4
@@ -63,10 +79,14 @@ return res
 `;
 
 // After a node applied a batch: its results into receipts that still exist (an expired receipt
-// is not recreated), then its cursor, atomically. KEYS[1] is the node's hash.
+// is not recreated), then its cursor, atomically. KEYS[1] is the node's hash. Only if the stored
+// cursor is still where this worker read from (ARGV[5]); else -1 and nothing is written: after a
+// Redis failover (or a restart that lost its last second) the cursor in Redis can be behind the
+// worker's, and the receipts of what the worker committed in between are gone with it.
 const COMMIT = `
+if redis.call('HGET', KEYS[1], 'cursor') ~= ARGV[5] then return -1 end
 for i = 2, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HSET', KEYS[i], ARGV[1], ARGV[i + 3]) end
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HSET', KEYS[i], ARGV[1], ARGV[i + 4]) end
 end
 redis.call('HSET', KEYS[1], 'cursor', ARGV[2], 'seq', ARGV[3], 'updated', ARGV[4])
 return #KEYS
@@ -122,19 +142,26 @@ export class StreamLog {
   private readonly seqKey: string;
   private readonly sitesKey: string;
 
+  /** the connection appends (and their WAIT) run on */
+  private readonly writer: Redis;
+
   constructor(
     readonly redis: Redis,
     readonly prefix: string,
-    private readonly opts: { maxLen: number; maxAgeS: number; dedupeTtlS: number },
+    private readonly opts: { maxLen: number; maxAgeS: number; dedupeTtlS: number; minReplicas?: number; waitMs?: number },
+    writer?: Redis,
   ) {
+    this.writer = writer ?? redis;
     this.stream = `${prefix}:log`;
     this.channel = `${prefix}:events`;
     this.seqKey = `${prefix}:seq`;
     this.sitesKey = `${prefix}:sites`;
-    if (typeof (redis as Partial<Redis>).purgerAppend !== 'function') {
-      redis.defineCommand('purgerAppend', { lua: APPEND });
-      redis.defineCommand('purgerCommit', { lua: COMMIT });
-      redis.defineCommand('purgerRead', { lua: READ, numberOfKeys: 2 });
+    for (const r of new Set([redis, this.writer])) {
+      if (typeof (r as Partial<Redis>).purgerAppend !== 'function') {
+        r.defineCommand('purgerAppend', { lua: APPEND });
+        r.defineCommand('purgerCommit', { lua: COMMIT });
+        r.defineCommand('purgerRead', { lua: READ, numberOfKeys: 2 });
+      }
     }
   }
 
@@ -146,7 +173,13 @@ export class StreamLog {
     return `${this.prefix}:node:${node}`;
   }
 
-  /** Stores a batch atomically; resolves only after Redis has executed the whole script. */
+  /**
+   * Stores a batch atomically; resolves only after Redis has executed the whole script and, with
+   * `minReplicas` > 0, after that many replicas have it (WAIT on the same connection). Throws
+   * NotReplicatedError when they do not confirm within `waitMs`: the batch is on the primary but
+   * may vanish in a failover, so the sender must retry (the retry is deduplicated by webhook id,
+   * and WAITs again, covering the first append).
+   */
   async append(messageId: string, site: string, events: StoredEvent[]): Promise<AppendResult> {
     const minId = `${Date.now() - this.opts.maxAgeS * 1000}-0`;
     const keys = [this.stream, this.seqKey, `${this.prefix}:msg:${messageId}`, this.sitesKey, ...events.map((e) => this.eventKey(e.id))];
@@ -155,7 +188,12 @@ export class StreamLog {
       ...events.map((e) => JSON.stringify(e)),
       ...events.map((e) => JSON.stringify(receiptMeta(e))),
     ];
-    const res = await this.redis.purgerAppend(keys.length, ...keys, ...args);
+    const res = await this.writer.purgerAppend(keys.length, ...keys, ...args);
+    const min = this.opts.minReplicas ?? 0;
+    if (min > 0) {
+      const acked = Number(await this.writer.call('WAIT', min, this.opts.waitMs ?? 500));
+      if (acked < min) throw new NotReplicatedError(acked, min);
+    }
     if (Number(res[0]) === 0) return { newMessage: false, accepted: [], duplicates: events.map((e) => e.id) };
     const accepted: LogEntry[] = [];
     const duplicates: string[] = [];
@@ -279,16 +317,17 @@ export class StreamLog {
 
   /**
    * After a node applied a batch: its per-event results into the receipts, then its cursor, in
-   * one script (one round trip; the cursor never moves without the receipts). A plain command,
+   * one script, only if the stored cursor is still `readFrom` (false otherwise: nothing written) (one round trip; the cursor never moves without the receipts). A plain command,
    * not inside MULTI: ioredis reloads a script Redis lost (NOSCRIPT) only for plain commands, and
    * a pipeline whose script load failed (Redis at maxmemory) would otherwise fail for ever.
    */
-  async commitBatch(node: string, results: Map<string, string>, cursor: string, seq: number): Promise<void> {
+  async commitBatch(node: string, results: Map<string, string>, cursor: string, seq: number, readFrom: string): Promise<boolean> {
     const ids = [...results.keys()];
-    await this.redis.purgerCommit(
+    const n = await this.redis.purgerCommit(
       ids.length + 1, this.nodeKey(node), ...ids.map((id) => this.eventKey(id)),
-      `n:${node}`, cursor, seq, Date.now(), ...ids.map((id) => results.get(id)!),
+      `n:${node}`, cursor, seq, Date.now(), readFrom, ...ids.map((id) => results.get(id)!),
     );
+    return Number(n) !== -1;
   }
 
   async receipt(id: string): Promise<Record<string, string>> {

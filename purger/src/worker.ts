@@ -52,10 +52,19 @@ export class Worker {
         (err: unknown) => this.logger.warn({ err: String(err) }, 'cannot subscribe yet; will subscribe when Redis is back'),
       );
     this.subscriber.on('ready', () => {
-      void subscribe();
+      // (wake again once subscribed: what was published between the reconnect and the
+      // SUBSCRIBE, e.g. on a new primary after a failover, is read from the log then)
+      void subscribe().then(() => this.wakeAll());
       this.wakeAll();
     });
     if (this.subscriber.status === 'ready') await subscribe();
+    // After the command connection comes back (perhaps to a new primary), every node re-reads
+    // its cursors from Redis: the old primary may have taken the last commits with it.
+    let wasReady = this.log.redis.status === 'ready';
+    this.log.redis.on('ready', () => {
+      if (wasReady) for (const d of this.deliveries.values()) d.resync();
+      wasReady = true;
+    });
     await this.discovery.start();
     this.timer = setInterval(() => void this.tick(), this.config.pollMs).unref();
   }

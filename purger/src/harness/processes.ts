@@ -71,10 +71,12 @@ export class RedisServer {
   constructor(
     readonly port: number,
     readonly appendfsync: 'always' | 'everysec' = 'always',
+    /** start as a replica of the redis-server on this port */
+    readonly replicaOf?: number,
   ) {}
 
-  static async start(appendfsync: 'always' | 'everysec' = 'always'): Promise<RedisServer> {
-    const r = new RedisServer(await freePort(), appendfsync);
+  static async start(appendfsync: 'always' | 'everysec' = 'always', opts: { replicaOf?: number } = {}): Promise<RedisServer> {
+    const r = new RedisServer(await freePort(), appendfsync, opts.replicaOf);
     await r.start();
     return r;
   }
@@ -86,7 +88,12 @@ export class RedisServer {
   async start(): Promise<void> {
     this.child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', this.appendfsync, '--protected-mode', 'no'],
+      [
+        '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', this.appendfsync, '--protected-mode', 'no',
+        // replicas (and a replica promoted by Sentinel) sync at once instead of after 5 s
+        '--repl-diskless-sync-delay', '0',
+        ...(this.replicaOf !== undefined ? ['--replicaof', '127.0.0.1', String(this.replicaOf)] : []),
+      ],
       { stdio: 'ignore' },
     );
     await waitFor(`redis-server on ${this.port}`, () => portOpen(this.port));
@@ -95,6 +102,60 @@ export class RedisServer {
   /** SIGKILL: no chance to flush anything but the fsynced AOF */
   async kill(): Promise<void> {
     await stopChild(this.child, 'SIGKILL');
+  }
+
+  /** SIGSTOP: connections stay open, nothing is answered (a replica that stops acknowledging) */
+  pause(): void {
+    if (this.child?.pid !== undefined && this.child.exitCode === null) process.kill(this.child.pid, 'SIGSTOP');
+  }
+
+  resume(): void {
+    if (this.child?.pid !== undefined && this.child.exitCode === null) process.kill(this.child.pid, 'SIGCONT');
+  }
+
+  async stop(): Promise<void> {
+    this.resume();
+    await stopChild(this.child);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** One redis-sentinel monitoring `master` (quorum 2, primary declared down after 1 s). */
+export class SentinelServer {
+  private child: ChildProcess | undefined;
+  readonly dir = tempDir('sentinel');
+  constructor(
+    readonly port: number,
+    readonly masterName: string,
+    private readonly primaryPort: number,
+  ) {}
+
+  static async start(masterName: string, primaryPort: number): Promise<SentinelServer> {
+    const s = new SentinelServer(await freePort(), masterName, primaryPort);
+    await s.start();
+    return s;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    // Sentinel rewrites its configuration file, so it lives in the sentinel's own directory.
+    const conf = join(this.dir, 'sentinel.conf');
+    writeFileSync(
+      conf,
+      [
+        `port ${this.port}`, 'bind 127.0.0.1', 'protected-mode no', `dir ${this.dir}`,
+        `sentinel monitor ${this.masterName} 127.0.0.1 ${this.primaryPort} 2`,
+        `sentinel down-after-milliseconds ${this.masterName} 1000`,
+        `sentinel failover-timeout ${this.masterName} 10000`,
+        `sentinel parallel-syncs ${this.masterName} 2`,
+        '',
+      ].join('\n'),
+    );
+    this.child = spawn('redis-sentinel', [conf], { stdio: 'ignore' });
+    await waitFor(`redis-sentinel on ${this.port}`, () => portOpen(this.port));
   }
 
   async stop(): Promise<void> {
@@ -111,10 +172,12 @@ export class VarnishServer {
     private readonly originPort: number,
     /** when set, the entry VCL refuses PURGE/PURGEKEYS/BAN without `X-Purge-Token: <this>` (403) */
     readonly purgeToken?: string,
+    /** malloc storage size */
+    readonly storageMb = 64,
   ) {}
 
-  static async start(originPort: number, opts: { purgeToken?: string } = {}): Promise<VarnishServer> {
-    const v = new VarnishServer(await freePort(), originPort, opts.purgeToken);
+  static async start(originPort: number, opts: { purgeToken?: string; storageMb?: number } = {}): Promise<VarnishServer> {
+    const v = new VarnishServer(await freePort(), originPort, opts.purgeToken, opts.storageMb);
     await v.start();
     return v;
   }
@@ -132,7 +195,11 @@ export class VarnishServer {
     let stderr = '';
     this.child = spawn(
       'varnishd',
-      ['-n', join(this.dir, 'n'), '-a', `127.0.0.1:${this.port}`, '-f', vcl, '-p', `vcl_path=${join(REPO_ROOT, 'vcl')}:/usr/share/varnish/vcl`, '-F', '-p', 'ban_lurker_age=0', '-s', 'malloc,64m', '-T', 'none'],
+      [
+        '-n', join(this.dir, 'n'), '-a', `127.0.0.1:${this.port}`, '-f', vcl, '-F', '-p', 'ban_lurker_age=0', '-s', `malloc,${this.storageMb}m`, '-T', 'none',
+        // microcache.vcl's own includes resolve through vcl_path (as in the stack)
+        '-p', `vcl_path=${join(REPO_ROOT, 'vcl')}:/usr/share/varnish/vcl`,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     this.child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Origin, REPO_ROOT, RedisServer, VarnishServer, freePort } from './processes.js';
+import { SentinelTopology } from './sentinel.js';
 
 export const TEST_SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 export const TEST_TOKEN = 'operator-token-0123456789';
@@ -42,6 +43,8 @@ export interface StackOptions {
   appendfsync?: 'always' | 'everysec';
   /** per node: the X-Purge-Token its entry VCL requires (undefined: none) */
   purgeTokens?: (string | undefined)[];
+  /** Redis as a primary with two replicas behind three sentinels (the purger connects through them) */
+  sentinel?: boolean;
 }
 
 export class Stack {
@@ -52,10 +55,13 @@ export class Stack {
     readonly origin: Origin,
     readonly varnishes: VarnishServer[],
     readonly baseEnv: Record<string, string>,
+    /** set with `sentinel: true`; `redis` is then its first primary */
+    readonly sentinel?: SentinelTopology,
   ) {}
 
   static async start(opts: StackOptions = {}): Promise<Stack> {
-    const redis = await RedisServer.start(opts.appendfsync);
+    const sentinel = opts.sentinel ? await SentinelTopology.start({ appendfsync: opts.appendfsync }) : undefined;
+    const redis = sentinel ? sentinel.servers[0]! : await RedisServer.start(opts.appendfsync);
     const origin = await Origin.start();
     const varnishes = await Promise.all(Array.from({ length: opts.nodes ?? 2 }, (_, i) => VarnishServer.start(origin.port, { purgeToken: opts.purgeTokens?.[i] })));
     const env: Record<string, string> = {
@@ -71,9 +77,10 @@ export class Stack {
       PURGER_RETRY_BASE_MS: '50',
       PURGER_RETRY_MAX_MS: '500',
       PURGER_NODE_TIMEOUT_MS: '1000',
+      ...sentinel?.env(),
       ...opts.env,
     };
-    return new Stack(redis, origin, varnishes, env);
+    return new Stack(redis, origin, varnishes, env, sentinel);
   }
 
   config(env: Record<string, string> = {}): Config {
@@ -105,7 +112,8 @@ export class Stack {
     await Promise.allSettled(this.services.map((s) => s.close()));
     await Promise.allSettled(this.varnishes.map((v) => v.destroy()));
     await this.origin.stop();
-    await this.redis.stop();
+    if (this.sentinel) await this.sentinel.stop();
+    else await this.redis.stop();
   }
 }
 
