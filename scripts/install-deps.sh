@@ -62,4 +62,9 @@ if ((${#missing[@]})); then
 fi
 check_node
 check_go
+# The test kit's one dependency (the Standard Webhooks library the tests sign with).
+if [[ ! -d testkit/node_modules ]]; then
+  echo "install-deps: npm ci in testkit/"
+  npm --prefix testkit ci --no-audit --no-fund --loglevel=error
+fi
 echo "install-deps: system packages present; Node.js and Go are recent enough"

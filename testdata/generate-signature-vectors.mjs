@@ -2,13 +2,25 @@
 // "<webhook-id>.<webhook-timestamp>.<raw body>", key = base64-decoded secret after "whsec_").
 // The purger (TypeScript) and the WordPress plugin (PHP) both verify these vectors, so a
 // signing difference between the two sides fails a test instead of a production webhook.
-import { createHmac } from 'node:crypto';
+// Signatures come from the Standard Webhooks project's own library (testkit/sign.mjs), not from
+// either side's code, and the first vector is the one the specification publishes.
+// Run: (cd testkit && npm ci) && node testdata/generate-signature-vectors.mjs
 import { writeFileSync } from 'node:fs';
+import { signature } from '../testkit/sign.mjs';
 
 const secretA = 'whsec_' + Buffer.from('purger-test-secret-A-0123456789ab').toString('base64');
 const secretB = 'whsec_' + Buffer.from('purger-test-secret-B-rotated-9876').toString('base64');
-const sign = (secret, id, ts, body) =>
-  'v1,' + createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(`${id}.${ts}.${body}`).digest('base64');
+const sign = signature;
+
+// Published by the specification (github.com/standard-webhooks/standard-webhooks, the
+// libraries' shared test case); the library above must reproduce it, or nothing is written.
+const published = {
+  name: 'specification-published-vector', secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'], id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+  timestamp: '1614265330', body: '{"test": 2432232314}', signature: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=', valid: true,
+};
+if (sign(published.secrets[0], published.id, published.timestamp, published.body) !== published.signature) {
+  throw new Error('the Standard Webhooks library does not reproduce the specification\'s published vector');
+}
 
 const body = JSON.stringify({
   site: 'example.com',
@@ -22,6 +34,7 @@ const id = 'msg_2Kx1Vd6J2Kx1Vd6J';
 const ts = '1795300000';
 
 const vectors = [
+  published,
   { name: 'valid', secrets: [secretA], id, timestamp: ts, body, signature: sign(secretA, id, ts, body), valid: true },
   { name: 'valid-unicode-body', secrets: [secretA], id, timestamp: ts, body: unicodeBody, signature: sign(secretA, id, ts, unicodeBody), valid: true },
   { name: 'valid-rotated-second-secret', secrets: [secretA, secretB], id, timestamp: ts, body, signature: sign(secretB, id, ts, body), valid: true },

@@ -1,15 +1,15 @@
 // Shared helpers for the reliability checks: the running native stack (started by
 // reliability/run.sh through stack/up.sh), signed webhooks, extra varnishd nodes, purger
-// processes, a bounded read-load generator, figures. Node's standard library only, plus the
-// stack's own HTTP client (stack/audit/http.mjs).
+// processes, a bounded read-load generator, figures. Node's standard library, the stack's own
+// HTTP client (stack/audit/http.mjs) and the test kit's signer (testkit/sign.mjs).
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request, sleep } from '../../stack/audit/http.mjs';
+import { signHeaders } from '../../testkit/sign.mjs';
 
 export { request, sleep };
 const run = promisify(execFile);
@@ -46,12 +46,8 @@ export async function service(env, svc, action) {
   await run(join(env.repo, 'stack/services', `${svc}.sh`), [action], { env: process.env, timeout: 120_000 });
 }
 
-// ─── signed webhooks (docs/protocol.md §1) ──────────────────────────────────────────────
-export function signHeaders(secret, body, { id = `msg_${randomUUID()}`, timestamp = Math.floor(Date.now() / 1000) } = {}) {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const sig = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
-  return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${sig}` };
-}
+// ─── signed webhooks (docs/protocol.md §1): the test kit's independent signer ───────────
+export { signHeaders };
 
 /** POST /v1/events signed with the stack's secret; returns {status, json}. */
 export async function postEvents(env, base, body, opts = {}) {
