@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The VCL suite: varnishtest over vcl/tests in parallel (each .vtc starts its own varnishd and
-# servers, loading the shipped microcache.vcl or default.vcl). That every VCL compiles is
+# servers and entry VCL including the shipped vcl/microcache.vcl). That every VCL compiles is
 # checked earlier, by make lint (scripts/lint/vcl.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../../vcl/tests" || exit 1

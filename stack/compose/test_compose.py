@@ -230,7 +230,11 @@ def _():
     for inc in re.findall(r'^\s*include\s+"([^"]+)"', vcl, re.M):
         if not os.path.exists(os.path.join(ROOT, "vcl", inc)):
             out.append(f"include {inc} not found under vcl/")
-    for mod in re.findall(r"^\s*import\s+(\w+)", read("vcl/microcache.vcl") if os.path.exists(os.path.join(ROOT, "vcl/microcache.vcl")) else "", re.M):
+    vcl_files = [os.path.relpath(os.path.join(d, f), ROOT) for d, _, fs in os.walk(os.path.join(ROOT, "vcl")) for f in fs if f.endswith(".vcl")]
+    imports = {m for f in vcl_files for m in re.findall(r"^\s*import\s+(\w+)", read(f), re.M)}
+    if "xkey" not in imports:
+        out.append(f"no VCL under vcl/ imports xkey: the vmod check read {len(vcl_files)} files and proves nothing")
+    for mod in sorted(imports):
         if mod not in ("std", "purge", "xkey", "directors", "cookie", "blob", "proxy", "unix", "var", "header", "str", "bodyaccess", "vsthrottle", "tcp", "saintmode", "accept"):
             out.append(f"vmod {mod} is in neither Varnish nor varnish-modules (the varnish image ships both)")
     return out
