@@ -4,43 +4,16 @@
 
 K6_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-# temp_stack_up NAME: the native stack (stack/up.sh) on free loopback ports in a new temporary
-# STACK_DIR, like the e2e suite; exports the ports and sources stack/lib.sh for its helpers.
-# DEMO_POSTS and the other stack settings pass through from the environment.
-temp_stack_up() {
-  source stack/lib.sh   # for free_ports
-  read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
-  STACK_DIR=$(mktemp -d "/tmp/$1-stack.XXXXXX")
-  export STACK_DIR VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT
-  export SITE_HOST=localhost:$VARNISH_PORT STACK_SKIP_DEPS=1
-  source stack/lib.sh   # again: paths and defaults follow the settings above
-  echo "$1: stack in $STACK_DIR (varnish $VARNISH_PORT, nginx $WEB_PORT, purger $PURGER_PORT, redis $REDIS_PORT)"
-  stack/up.sh >"$STACK_DIR/up.log" 2>&1 || { tail -n 30 "$STACK_DIR/up.log"; return 1; }
-}
+source testkit/stack.sh   # temp_stack_up, temp_stack_down
 
 # start_microcaches: the benchmark's two pure microcaches in front of the stack's origin, NGINX as
 # in the article (bench/nginx-microcache.sh) and vcl/microcache.vcl with a 1 s TTL
 # (bench/varnish-microcache.sh), on free ports exported as MICROCACHE_NGINX_PORT and
-# MICROCACHE_VARNISH_PORT. temp_stack_down stops them.
+# MICROCACHE_VARNISH_PORT; their pids live under STACK_DIR, so temp_stack_down stops them.
 start_microcaches() {
   read -r MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT < <(free_ports 2)
   export MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT
   bench/nginx-microcache.sh start && bench/varnish-microcache.sh start
-}
-
-# temp_stack_down [keep-logs]: stops everything started under STACK_DIR and removes it.
-temp_stack_down() {
-  [[ -n ${STACK_DIR:-} && -d $STACK_DIR ]] || return 0
-  bench/varnish-microcache.sh stop >/dev/null 2>&1
-  bench/nginx-microcache.sh stop >/dev/null 2>&1
-  stack/down.sh >/dev/null 2>&1
-  if [[ ${1:-} == keep-logs ]]; then
-    for f in "$STACK_DIR"/log/*.log "$STACK_DIR/up.log"; do
-      [[ -s $f ]] || continue
-      echo "──── tail $f"; tail -n 15 "$f"
-    done
-  fi
-  rm -rf "$STACK_DIR"
 }
 
 # k6_run NAME SCRIPT [VAR=VALUE...]: runs k6/SCRIPT.js with those variables; the summary goes

@@ -23,12 +23,8 @@ soak) checks=() ;;
 esac
 [[ $mode == quick ]] && export REL_RESULTS_DIR=$STACK_REPO/.results/reliability
 
-read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
-STACK_DIR=$(mktemp -d /tmp/reliability-stack.XXXXXX)
-export STACK_DIR VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT STACK_REPO
-export SITE_HOST=localhost:$VARNISH_PORT STACK_SKIP_DEPS=1
+source testkit/stack.sh
 export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAY_MS=1000
-source stack/lib.sh   # again: paths and defaults follow the settings above
 if [[ $mode == soak ]]; then
   # The purger keeps events and receipts 24 h by default, so Redis grows for a day before it is
   # flat. The soak keeps them 120 s (its warm-up) to measure the steady state within ten minutes.
@@ -36,28 +32,11 @@ if [[ $mode == soak ]]; then
 fi
 
 rc=1
-teardown() {
-  stack/down.sh >/dev/null 2>&1
-  if ((rc != 0)); then
-    for f in "$STACK_DIR"/log/*.log; do
-      [[ -s $f ]] || continue
-      echo "──── tail $f"; tail -n 15 "$f"
-    done
-  fi
-  rm -rf "$STACK_DIR"
-}
+teardown() { if ((rc != 0)); then temp_stack_down keep-logs; else temp_stack_down; fi; }
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-echo "reliability: $mode; stack in $STACK_DIR (varnish $VARNISH_PORT, nginx $WEB_PORT, purger $PURGER_PORT, redis $REDIS_PORT)"
-start=$SECONDS
-if ! stack/up.sh >"$STACK_DIR/up.log" 2>&1; then
-  cat "$STACK_DIR/up.log"
-  echo "reliability: the stack did not start"
-  echo "reliability: 0 passed, 1 failed"
-  exit 1
-fi
-echo "reliability: stack up in $((SECONDS - start)) s"
+temp_stack_up "reliability-$mode" || { echo "reliability: 0 passed, 1 failed"; exit 1; }
 # The purger processes the checks start run a private copy of the build stack/up.sh made.
 mkdir -p "$STACK_DIR/purger"
 cp -r purger/dist purger/package.json "$STACK_DIR/purger/" && ln -sfn "$STACK_REPO/purger/node_modules" "$STACK_DIR/purger/node_modules"

@@ -1,0 +1,39 @@
+# shellcheck shell=bash
+# The native stack for a test or a benchmark: one way, for every suite that needs one (e2e,
+# reliability, k6, bench). Sourced from the repository root, never run.
+#
+#   temp_stack_up NAME       stack/up.sh on free loopback ports in a new /tmp/NAME-stack.XXXXXX;
+#                            exports STACK_DIR and the ports, sources stack/lib.sh for its
+#                            helpers; DEMO_POSTS and the other stack settings pass through.
+#   temp_stack_down [keep-logs]  stops every process recorded under STACK_DIR (the stack's and any
+#                            a caller added there, such as bench's microcaches) and removes it;
+#                            with keep-logs, prints the tail of each log first.
+
+temp_stack_up() {
+  source stack/lib.sh   # for free_ports
+  read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
+  STACK_DIR=$(mktemp -d "/tmp/$1-stack.XXXXXX")
+  export STACK_DIR VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT STACK_REPO
+  export SITE_HOST=localhost:$VARNISH_PORT STACK_SKIP_DEPS=1
+  source stack/lib.sh   # again: paths and defaults follow the settings above
+  echo "$1: stack in $STACK_DIR (varnish $VARNISH_PORT, nginx $WEB_PORT, purger $PURGER_PORT, redis $REDIS_PORT)"
+  local start=$SECONDS
+  stack/up.sh >"$STACK_DIR/up.log" 2>&1 || { tail -n 30 "$STACK_DIR/up.log"; echo "$1: the stack did not start"; return 1; }
+  echo "$1: stack up in $((SECONDS - start)) s"
+}
+
+temp_stack_down() {
+  [[ -n ${STACK_DIR:-} && -d $STACK_DIR ]] || return 0
+  stack/down.sh >/dev/null 2>&1
+  local f
+  for f in "$RUN_DIR"/*.pid; do
+    [[ -e $f ]] && stop_pid "$(basename "$f" .pid)"
+  done
+  if [[ ${1:-} == keep-logs ]]; then
+    for f in "$STACK_DIR"/log/*.log "$STACK_DIR/up.log"; do
+      [[ -s $f && $f != *mariadb-install.log && $f != *nginx-access.log ]] || continue
+      echo "──── tail $f"; tail -n 20 "$f"
+    done
+  fi
+  rm -rf "$STACK_DIR"
+}
