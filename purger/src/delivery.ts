@@ -99,6 +99,12 @@ interface Applied {
 
 const RESTART_MARGIN_MS = 1000;
 
+/**
+ * Plans by batch: nodes that read the same range get the same (shared) entries array, and the
+ * plan depends only on it and the coalescing settings, so it is computed once for all of them.
+ */
+const plans = new WeakMap<readonly LogEntry[], { key: string; result: { plan: Plan; unplannable: Map<string, string> } }>();
+
 export class NodeDelivery {
   private readonly main = new Lane();
   private readonly repurges: RepurgeLane[];
@@ -319,6 +325,15 @@ export class NodeDelivery {
    * reason instead of failing the batch, which would stall the node on it for ever.
    */
   private plan(entries: LogEntry[]): { plan: Plan; unplannable: Map<string, string> } {
+    const key = `${this.opts.headerBudget}|${this.opts.urlEscalateThreshold}|${this.opts.urlBanMin}`;
+    const cached = plans.get(entries);
+    if (cached?.key === key) return cached.result;
+    const result = this.planUncached(entries);
+    plans.set(entries, { key, result });
+    return result;
+  }
+
+  private planUncached(entries: LogEntry[]): { plan: Plan; unplannable: Map<string, string> } {
     const opts = { headerBudget: this.opts.headerBudget, urlEscalateThreshold: this.opts.urlEscalateThreshold, urlBanMin: this.opts.urlBanMin };
     const events = entries.map((e) => e.event);
     try {

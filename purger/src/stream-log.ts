@@ -144,6 +144,8 @@ export class StreamLog {
 
   /** the connection appends (and their WAIT) run on */
   private readonly writer: Redis;
+  /** reads in flight, by range: identical reads share one */
+  private readonly reads = new Map<string, Promise<ReadResult>>();
 
   constructor(
     readonly redis: Redis,
@@ -230,7 +232,18 @@ export class StreamLog {
    * carries a gapless sequence number, so when the cursor's sequence number is known a gap
    * after it means entries were trimmed before this node got them.
    */
-  async read(cursor: string, cursorSeq: number | undefined, count: number, end = '+'): Promise<ReadResult> {
+  read(cursor: string, cursorSeq: number | undefined, count: number, end = '+'): Promise<ReadResult> {
+    // Nodes woken by the same event read the same range at the same moment: one Redis read and
+    // one parse serve them all (the result is shared; nobody mutates it).
+    const key = `${cursor}|${cursorSeq ?? ''}|${count}|${end}`;
+    const inflight = this.reads.get(key);
+    if (inflight) return inflight;
+    const p = this.readOnce(cursor, cursorSeq, count, end).finally(() => this.reads.delete(key));
+    this.reads.set(key, p);
+    return p;
+  }
+
+  private async readOnce(cursor: string, cursorSeq: number | undefined, count: number, end: string): Promise<ReadResult> {
     const [range, headRaw] = await this.redis.purgerRead(this.stream, this.seqKey, `(${cursor}`, end, count, 'fwd');
     const head = Number(headRaw ?? 0);
     const entries: LogEntry[] = [];

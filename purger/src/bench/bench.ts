@@ -1,8 +1,9 @@
-// `npm run bench`: ingest → Redis → worker → 2 varnishd, all real, on loopback, bounded in time.
+// `npm run bench`: ingest → Redis → worker → 2 varnishd, all real, on loopback, bounded in time,
+// then the fan-out to 1, 3 and 10 varnishd (fanout.ts).
 // Prints and writes (bench/results.json) sustained events/s, accept→applied latency p50/p99 at a
 // paced 500 events/s, purger RSS, and requests sent to Varnish per event, plus a 1,000-event burst.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { cpus, release } from 'node:os';
+import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
@@ -10,6 +11,7 @@ import { REPO_ROOT, freePort, waitFor } from '../harness/processes.js';
 import { READ_AUTH, SITE, Stack, signedHeaders } from '../harness/stack.js';
 import { DEFAULT_REPURGE_DELAYS_MS } from '../config.js';
 import { compareIds } from '../stream-log.js';
+import { fanout, type FanoutResult } from './fanout.js';
 
 const SUSTAINED_S = Number(process.env.BENCH_SUSTAINED_S ?? 10);
 const PACED_S = Number(process.env.BENCH_PACED_S ?? 10);
@@ -19,6 +21,10 @@ const RACES = Number(process.env.BENCH_RACES ?? 20);
 /** the purger's repeat schedule in this run (BENCH_REPURGE_DELAYS_MS overrides the default) */
 const REPURGE_DELAYS = (process.env.BENCH_REPURGE_DELAYS_MS ?? DEFAULT_REPURGE_DELAYS_MS.join(',')).split(',').map(Number);
 const LAST_REPEAT_MS = Math.max(0, ...REPURGE_DELAYS);
+/** fan-out phase: node counts (BENCH_FANOUT_NODES=1,3,10; empty = skip) and its shorter phases */
+const FANOUT_NODES = (process.env.BENCH_FANOUT_NODES ?? '1,3,10').split(',').filter((x) => x.trim() !== '').map(Number);
+const FANOUT_SUSTAINED_S = Number(process.env.BENCH_FANOUT_SUSTAINED_S ?? 5);
+const FANOUT_PACED_S = Number(process.env.BENCH_FANOUT_PACED_S ?? 5);
 
 let seq = 0;
 function makeEvents(n: number, tag: string): unknown[] {
@@ -114,6 +120,7 @@ async function main(): Promise<void> {
     return out.sort((a, b) => a - b);
   };
 
+  let closed = false;
   try {
     await waitFor('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);
     // Warm a realistic cache: pages tagged like the events.
@@ -226,21 +233,39 @@ async function main(): Promise<void> {
     };
     console.log('race', race);
 
+    // 5. Fan-out to 1, 3 and 10 nodes, each with its own stack (the 2-node stack stops first).
+    clearInterval(rssTimer);
+    redis.disconnect();
+    await pool.close();
+    proc.kill('SIGTERM');
+    await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 10_000))]);
+    await stack.close();
+    closed = true;
+    const fan: Record<string, FanoutResult> = {};
+    for (const n of FANOUT_NODES) {
+      fan[String(n)] = await fanout(n, { sustainedS: FANOUT_SUSTAINED_S, pacedS: FANOUT_PACED_S });
+      console.log(`fanout ${n}`, JSON.stringify(fan[String(n)]));
+    }
+
     const results = {
       date: new Date().toISOString(),
-      machine: { cores: cpus().length, cpu: cpus()[0]?.model, kernel: release(), node: process.version },
+      machine: { cores: cpus().length, cpu: cpus()[0]?.model, kernel: release(), node: process.version, loadavg_1m_at_end: +loadavg()[0]!.toFixed(2) },
       setup: { varnish_nodes: 2, redis_appendfsync: 'everysec', events_per_request: BATCH, client_concurrency: CONCURRENCY, repurge_delays_ms: REPURGE_DELAYS },
       sustained,
       paced_500_per_s: paced,
       burst_1000: burstResult,
       purge_racing_a_fetch: race,
       purger_max_rss_mb: Math.round(maxRss * 10) / 10,
+      fanout: fan,
+      /** 1,000-event burst: time from the first POST to the last of 10 nodes applying it */
+      ...(fan['10'] ? { purger_10_nodes_burst_ms: fan['10'].burst_1000.to_last_node_ms } : {}),
       targets: {
         sustained_ge_5000_per_s: sustained.applied_per_s >= 5000,
         p99_lt_50ms_at_500_per_s: paced.p99_ms < 50,
         rss_lt_150mb: maxRss < 150,
         burst_le_10_requests_per_node: Object.values(burstResult.requests_per_node).every((n) => n <= 10),
         race_worst_case_lt_500ms: race.fresh_ms_all.max < 500,
+        ...(fan['1'] && fan['10'] ? { ten_nodes_burst_lt_3x_one_node: fan['10'].burst_1000.to_last_node_ms < 3 * fan['1'].burst_1000.to_last_node_ms } : {}),
       },
     };
     mkdirSync(join(REPO_ROOT, 'purger/bench'), { recursive: true });
@@ -248,12 +273,14 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(results, null, 2));
     console.log('written to purger/bench/results.json');
   } finally {
-    clearInterval(rssTimer);
-    redis.disconnect();
-    await pool.close();
-    proc.kill('SIGTERM');
-    await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 10_000))]);
-    await stack.close();
+    if (!closed) {
+      clearInterval(rssTimer);
+      redis.disconnect();
+      await pool.close();
+      proc.kill('SIGTERM');
+      await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 10_000))]);
+      await stack.close();
+    }
   }
 }
 

@@ -43,6 +43,8 @@ export interface StackOptions {
   appendfsync?: 'always' | 'everysec';
   /** per node: the X-Purge-Token its entry VCL requires (undefined: none) */
   purgeTokens?: (string | undefined)[];
+  /** malloc storage of each varnishd (default 64 MB) */
+  storageMb?: number;
   /** Redis as a primary with two replicas behind three sentinels (the purger connects through them) */
   sentinel?: boolean;
 }
@@ -63,7 +65,7 @@ export class Stack {
     const sentinel = opts.sentinel ? await SentinelTopology.start({ appendfsync: opts.appendfsync }) : undefined;
     const redis = sentinel ? sentinel.servers[0]! : await RedisServer.start(opts.appendfsync);
     const origin = await Origin.start();
-    const varnishes = await Promise.all(Array.from({ length: opts.nodes ?? 2 }, (_, i) => VarnishServer.start(origin.port, { purgeToken: opts.purgeTokens?.[i] })));
+    const varnishes = await Promise.all(Array.from({ length: opts.nodes ?? 2 }, (_, i) => VarnishServer.start(origin.port, { purgeToken: opts.purgeTokens?.[i], ...(opts.storageMb ? { storageMb: opts.storageMb } : {}) })));
     const env: Record<string, string> = {
       REDIS_URL: redis.url,
       PURGER_WEBHOOK_SECRETS: TEST_SECRET,
