@@ -21,7 +21,7 @@ const DURATION = env('DURATION', '30s');
 const RATE = num('EDIT_RATE', 2);
 const POLL_MS = num('POLL_MS', 10);
 const TIMEOUT_MS = num('FRESH_TIMEOUT_MS', 10000);
-const AUTH = 'Basic ' + encoding.b64encode(`${env('WP_USER', 'admin')}:${env('WP_APP_PASSWORD', '')}`);
+const AUTH = `Basic ${encoding.b64encode(`${env('WP_USER', 'admin')}:${env('WP_APP_PASSWORD', '')}`)}`;
 
 const timeToFresh = new Trend('edge_time_to_fresh', true);
 const timeToFreshAll = new Trend('edge_time_to_fresh_all', true);

@@ -38,7 +38,7 @@ export function setup() {
   // Cumulative Zipf weights over ranks 1..n; rank order is the list order.
   const cdf = [];
   let sum = 0;
-  for (let r = 1; r <= paths.length; r++) { sum += 1 / Math.pow(r, S); cdf.push(sum); }
+  for (let r = 1; r <= paths.length; r++) { sum += 1 / r ** S; cdf.push(sum); }
   return { paths, cdf: cdf.map((c) => c / sum) };
 }
 

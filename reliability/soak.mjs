@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { audit, discoverUrls } from '../stack/audit/audit.mjs';
-import { assert, eventId, loadFigures, metric, pct, postEvents, readLoad, request, processTree, round, sleep, stackEnv, summary, tagEvent, until, urlEvent, varnishStat, writeResult } from './lib/common.mjs';
+import { eventId, loadFigures, metric, pct, postEvents, readLoad, request, processTree, round, sleep, stackEnv, summary, tagEvent, until, urlEvent, varnishStat, writeResult } from './lib/common.mjs';
 import { postPaths } from './lib/cluster.mjs';
 import { editPost, outboxRows, restAuth } from './lib/wordpress.mjs';
 

@@ -139,7 +139,7 @@ export function summarize(data, { scenario, seconds, extra = {} }) {
     ...Object.entries(thresholds).map(([k, ok]) => `  ${ok ? 'ok  ' : 'FAIL'} threshold ${k}`),
     `${RUN_NAME}: thresholds ${thresholdsOk ? 'passed' : 'FAILED'}`,
   ];
-  return { stdout: lines.join('\n') + '\n', [`${OUT_DIR}/${RUN_NAME}.json`]: JSON.stringify(out, null, 2) + '\n' };
+  return { stdout: `${lines.join('\n')}\n`, [`${OUT_DIR}/${RUN_NAME}.json`]: `${JSON.stringify(out, null, 2)}\n` };
 }
 
 /** Duration string ("20s", "1m") in seconds. */
@@ -147,6 +147,6 @@ export function seconds(d) {
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
   const unit = { ms: 0.001, s: 1, m: 60, h: 3600 };
   let total = 0;
-  for (let x; (x = re.exec(d));) total += Number(x[1]) * unit[x[2]];
+  for (let x = re.exec(d); x; x = re.exec(d)) total += Number(x[1]) * unit[x[2]];
   return total;
 }

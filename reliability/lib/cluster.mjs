@@ -129,6 +129,6 @@ export async function receiptStates(base, ids, concurrency = 8) {
 export async function applyLatency(base, id, node) {
   const r = await receipt(base, id);
   const n = r?.nodes.find((x) => x.node === node);
-  if (!n || n.state !== 'applied') return null;
+  if (n?.state !== 'applied') return null;
   return Date.parse(n.at) - Date.parse(r.acceptedAt);
 }

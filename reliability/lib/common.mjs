@@ -247,7 +247,7 @@ export const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 };
 export const round = (x, d = 1) => (x === null || x === undefined ? x : Math.round(x * 10 ** d) / 10 ** d);
-export const summary = (xs) => ({ n: xs.length, p50: round(pct(xs, 50)), p95: round(pct(xs, 95)), max: round(xs.length ? xs.reduce((a, b) => (b > a ? b : a)) : null) });
+export const summary = (xs) => ({ n: xs.length, p50: round(pct(xs, 50)), p95: round(pct(xs, 95)), max: round(xs.length ? xs.reduce((a, b) => Math.max(a, b)) : null) });
 
 export function assert(cond, msg) { if (!cond) throw new Error(msg); }
 

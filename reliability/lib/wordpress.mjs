@@ -9,7 +9,7 @@ const run = promisify(execFile);
 
 export function restAuth(ctx) {
   if (!ctx.appPassword) throw new Error('REL_APP_PASSWORD is not set (run through reliability/run.sh)');
-  return 'Basic ' + Buffer.from(`admin:${ctx.appPassword}`).toString('base64');
+  return `Basic ${Buffer.from(`admin:${ctx.appPassword}`).toString('base64')}`;
 }
 
 /** Updates a post's content through the origin's REST API (the plugin sends its events). */

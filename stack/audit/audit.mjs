@@ -57,7 +57,7 @@ export async function discoverUrls({ origin, host, originHeaders = {}, maxUrls =
         const p = toPath(u);
         paths.add(p);
         // Archives and their feeds change with every post in them.
-        if (/\/(category|tag|author)\//.test(p)) paths.add(p.replace(/\/?$/, '/') + 'feed/');
+        if (/\/(category|tag|author)\//.test(p)) paths.add(`${p.replace(/\/?$/, '/')}feed/`);
         if (paths.size >= maxUrls) break;
       }
       if (paths.size >= maxUrls) break;

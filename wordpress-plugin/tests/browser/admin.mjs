@@ -40,7 +40,7 @@ try {
   result.after_purge_url = page.url();
   result.steps.push('purged whole site');
 } catch (err) {
-  result.error = String(err && err.stack || err);
+  result.error = String(err?.stack || err);
 } finally {
   await browser.close();
 }
