@@ -269,6 +269,26 @@ def _():
     return out
 
 
+@check("`docker compose up --scale varnish=3` works: no fixed container name or address, a publishable port range, the purger finds every node by DNS")
+def _():
+    out = []
+    varnish = SERVICES["varnish"]
+    if "container_name" in varnish:
+        out.append("varnish has a container_name: compose cannot run two of them")
+    nets = varnish.get("networks") or {}
+    if isinstance(nets, dict) and any(isinstance(v, dict) and ("ipv4_address" in v or "ipv6_address" in v) for v in nets.values()):
+        out.append("varnish has a fixed address: replicas would collide")
+    for p in varnish.get("ports") or []:
+        if not re.search(r"\$\{VARNISH_PORT(:-[0-9-]+)?\}:\d+$", str(p)):
+            out.append(f"varnish publishes {p!r}: the host port must be the VARNISH_PORT variable so a range (8080-8082) can be given for replicas")
+    purger = env_of("purger")
+    if purger.get("VARNISH_DNS", "").split(":")[0] != "varnish":
+        out.append(f"the purger's VARNISH_DNS is {purger.get('VARNISH_DNS')!r}: it must be the varnish service name, whose DNS answer lists every replica")
+    if "VARNISH_NODES" in purger:
+        out.append("the purger also has a fixed VARNISH_NODES list: replicas beyond it would never be purged")
+    return out
+
+
 @check("images are pinned to a version tag; the varnish image is one that ships varnish-modules (>= 7.1)")
 def _():
     out = []
@@ -352,6 +372,8 @@ MUTATIONS = {
     "an unpinned image": lambda d: d["services"]["redis"].__setitem__("image", "redis"),
     "backend network not internal": lambda d: d["networks"]["backend"].pop("internal"),
     "Varnish without the purge token": lambda d: d["services"]["varnish"].pop("secrets"),
+    "a fixed Varnish container name": lambda d: d["services"]["varnish"].__setitem__("container_name", "varnish"),
+    "a fixed Varnish node list": lambda d: d["services"]["purger"]["environment"].__setitem__("VARNISH_NODES", "varnish:8080"),
     "Redis evicting at its cap": lambda d: d["services"]["redis"].__setitem__("command", [c.replace("noeviction", "allkeys-lru") for c in d["services"]["redis"]["command"]]),
 }
 
