@@ -6,7 +6,7 @@ SUITES ?= $(sort $(basename $(notdir $(wildcard scripts/suites/*.sh))))
 
 help:
 	@echo "make test         install missing dependencies, run every suite ($(SUITES))"
-	@echo "make lint         shellcheck, php -l + phpcs, tsc --noEmit, varnishd -C on every VCL"
+	@echo "make lint         shellcheck, php -l + phpcs, tsc --noEmit + Biome, varnishd -C on every VCL"
 	@echo "make test-<suite> run one suite without the install step"
 	@echo "make up|down|status  native WordPress + Varnish + purger stack (stack/README.md)"
 	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
@@ -18,7 +18,7 @@ help:
 test: deps lint
 	@scripts/run-suites.sh $(SUITES)
 
-# make lint: shellcheck, php -l + phpcs, tsc --noEmit, varnishd -C (scripts/lint/*.sh); make test runs it first.
+# make lint: shellcheck, php -l + phpcs, tsc --noEmit + Biome, varnishd -C (scripts/lint/*.sh); make test runs it first.
 lint:
 	@scripts/lint.sh
 

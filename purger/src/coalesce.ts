@@ -36,7 +36,10 @@ class IdMap {
   readonly map = new Map<string, Set<string>>();
   add(key: string, id: string): void {
     let s = this.map.get(key);
-    if (!s) this.map.set(key, (s = new Set()));
+    if (!s) {
+      s = new Set();
+      this.map.set(key, s);
+    }
     s.add(id);
   }
 }

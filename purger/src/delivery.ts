@@ -138,7 +138,9 @@ export class NodeDelivery {
         const c = await this.log.cursors(this.node, this.opts.repurgeDelaysMs);
         this.main.cursor = c.cursor;
         this.main.seq = c.seq;
-        this.repurges.forEach((lane, i) => (lane.cursor = c.repurge[i]!));
+        this.repurges.forEach((lane, i) => {
+      lane.cursor = c.repurge[i]!;
+    });
         break;
       } catch (err) {
         if (this.stopped) return;
@@ -201,7 +203,9 @@ export class NodeDelivery {
     this.main.cursor = c.cursor;
     this.main.seq = c.seq;
     this.main.seqKnown = true;
-    this.repurges.forEach((lane, i) => (lane.cursor = c.repurge[i]!));
+    this.repurges.forEach((lane, i) => {
+      lane.cursor = c.repurge[i]!;
+    });
   }
 
   private async drainMain(): Promise<void> {

@@ -49,7 +49,7 @@ export class Ingest {
       stored.push(r);
     }
     if (charge && this.limiter) this.enforceCap(body.site, n, charge.bytes, messageId, logger);
-    let res;
+    let res: Awaited<ReturnType<typeof this.log.append>>;
     try {
       res = await this.log.append(messageId, body.site, stored);
     } catch (err) {

@@ -5,7 +5,7 @@ import { createLogger } from './logger.js';
 import { startService } from './service.js';
 
 async function main(): Promise<void> {
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (err) {

@@ -58,7 +58,7 @@ export class VarnishClient {
 
   async send(inv: Invalidation): Promise<SendResult> {
     const req = requestFor(inv);
-    let res;
+    let res: Awaited<ReturnType<typeof this.pool.request>>;
     try {
       // The shared secret Varnish requires besides its ACL (docs/protocol.md §2). Never part of
       // an error message or a log line.

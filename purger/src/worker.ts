@@ -102,7 +102,7 @@ export class Worker {
         purgeToken: this.config.varnishPurgeToken,
       });
       const d = new NodeDelivery(key, client, this.log, { ...this.config, sites: this.config.sites }, this.logger, this.metrics, {
-        onApplied: (node, entries) => this.applied(entries),
+        onApplied: (_node, entries) => this.applied(entries),
       });
       this.deliveries.set(key, d);
       void d.start();

@@ -136,7 +136,9 @@ describe('invalidation reaches every node and really removes objects', () => {
     await appliedEverywhere(svc, events[999]!.id, 2);
     await appliedEverywhere(svc, events[0]!.id, 2);
     const after = await Promise.all(stack.varnishes.map((v) => counter(svc, 'purger_invalidations_sent_total', { node: v.node, outcome: 'ok' })));
-    after.forEach((n, i) => expect(n - before[i]!).toBeLessThanOrEqual(10));
+    after.forEach((n, i) => {
+      expect(n - before[i]!).toBeLessThanOrEqual(10);
+    });
     for (const v of stack.varnishes) {
       for (const p of gone) expect((await v.get(SITE, p)).cache).toBe('MISS');
       expect((await v.get(SITE, '/esc/keep-me/')).cache).toBe('HIT');

@@ -52,7 +52,7 @@ describe('PURGER_REDIS_MIN_REPLICAS=1', () => {
     const id = `msg_wait_late_${Date.now()}`;
     const lenBefore = await primaryClient.xlen('purger:log');
     replica.pause();
-    let r;
+    let r: Awaited<ReturnType<typeof post>>;
     try {
       r = await post(svc, body, id);
     } finally {

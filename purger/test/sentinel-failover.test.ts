@@ -8,7 +8,7 @@
 import { Pool } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort, waitFor } from '../src/harness/processes.js';
-import { READ_AUTH, SITE, Stack, signedHeaders, tagEvent, type PurgerProcess } from '../src/harness/stack.js';
+import { READ_AUTH, SITE, Stack, signedHeaders, tagEvent } from '../src/harness/stack.js';
 
 const WEBHOOKS = 200;
 const PER_WEBHOOK = 50; // 10,000 events
@@ -17,7 +17,6 @@ const SENDERS = 4;
 const PACE_MS = 40;
 
 let stack: Stack;
-let purger: PurgerProcess;
 let base: string;
 let pool: Pool;
 
@@ -26,7 +25,7 @@ beforeAll(async () => {
   const port = await freePort();
   // A long poll: after the failover, only pub/sub (resubscribed on the new primary) and the
   // reconnect wake the workers, so the last check below fails if the subscriber is lost.
-  purger = stack.spawn({ PURGER_PORT: String(port), PURGER_POLL_MS: '30000', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_REPURGE_DELAYS_MS: '0', ...(process.env.PURGER_TEST_FAILOVER_ENV ? JSON.parse(process.env.PURGER_TEST_FAILOVER_ENV) as Record<string, string> : {}) });
+  stack.spawn({ PURGER_PORT: String(port), PURGER_POLL_MS: '30000', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_REPURGE_DELAYS_MS: '0', ...(process.env.PURGER_TEST_FAILOVER_ENV ? JSON.parse(process.env.PURGER_TEST_FAILOVER_ENV) as Record<string, string> : {}) });
   base = `http://127.0.0.1:${port}`;
   pool = new Pool(base, { connections: SENDERS + 2 });
   await waitFor('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000, 100);

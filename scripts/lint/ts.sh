@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The purger's TypeScript: tsc --noEmit over the sources and the tests (tsconfig.check.json).
+# TypeScript and JavaScript: tsc --noEmit over the purger and its tests (tsconfig.check.json),
+# then Biome's lint rules over every TS/JS file of the repository (biome.jsonc).
 set -uo pipefail
-cd "$(dirname "$0")/../../purger" || exit 1
-[[ -d node_modules ]] || npm ci --no-audit --no-fund --loglevel=error || exit 1
-npx tsc -p tsconfig.check.json
-rc=$?
-echo "lint ts: tsc --noEmit $( ((rc == 0)) && echo clean || echo FAILED)"
+cd "$(dirname "$0")/../.." || exit 1
+[[ -d purger/node_modules ]] || npm --prefix purger ci --no-audit --no-fund --loglevel=error || exit 1
+rc=0
+(cd purger && npx tsc -p tsconfig.check.json) || rc=1
+purger/node_modules/.bin/biome lint --error-on-warnings --no-errors-on-unmatched . || rc=1
+echo "lint ts: tsc --noEmit and biome $( ((rc == 0)) && echo clean || echo FAILED)"
 exit "$rc"

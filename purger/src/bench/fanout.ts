@@ -71,7 +71,9 @@ export async function fanout(nodes: number, opts: { sustainedS: number; pacedS: 
         const r = h as Record<string, string>;
         const acceptedAt = (JSON.parse(r.m!) as { acceptedAt: number }).acceptedAt;
         const at = stack.varnishes.map((v) => Date.parse((JSON.parse(r[`n:${v.node}`] ?? '{"t":"NaN"}') as { t: string }).t));
-        at.forEach((t, n) => (perNodeLast[n] = Math.max(perNodeLast[n]!, t)));
+        at.forEach((t, n) => {
+          perNodeLast[n] = Math.max(perNodeLast[n]!, t);
+        });
         latencies.push(Math.max(...at) - acceptedAt);
       }
     }

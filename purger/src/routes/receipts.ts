@@ -30,7 +30,7 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
     },
     async (request) => {
       let h: Record<string, string>;
-      let nodes;
+      let nodes: Awaited<ReturnType<typeof opts.log.liveNodes>>;
       try {
         h = await opts.log.receipt(request.params.id);
         nodes = await opts.log.liveNodes(opts.liveNodeMaxAgeMs);
