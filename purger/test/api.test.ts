@@ -1,8 +1,8 @@
 // The HTTP API against a real redis-server (ingest role; no Varnish needed here).
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../src/harness/processes.js';
-import { READ_AUTH, SITE, Stack, TEST_READ_TOKEN, TEST_TOKEN, eventId, signedHeaders, tagEvent, urlEvent } from '../src/harness/stack.js';
+import { waitFor } from './support/processes.js';
+import { READ_AUTH, SITE, Stack, TEST_READ_TOKEN, TEST_TOKEN, eventId, signedHeaders, tagEvent, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
 
 const ROTATED = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUItcm90YXRlZC05ODc2';

@@ -5,8 +5,8 @@
 // looking skipped.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, postEvents, urlEvent } from '../src/harness/stack.js';
+import { waitFor } from './support/processes.js';
+import { SITE, Stack, postEvents, urlEvent } from './support/stack.js';
 import { appliedEverywhere, receipt } from './helpers.js';
 
 let stack: Stack;

@@ -4,8 +4,8 @@
 // its metric series (last values) for ever.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../src/harness/processes.js';
-import { READ_AUTH, SITE, Stack, eventId, postEvents, urlEvent } from '../src/harness/stack.js';
+import { waitFor } from './support/processes.js';
+import { READ_AUTH, SITE, Stack, eventId, postEvents, urlEvent } from './support/stack.js';
 import { appliedEverywhere, counter, receipt, warm } from './helpers.js';
 
 let stack: Stack;

@@ -1,7 +1,7 @@
 // Webhook → Redis → worker → two real varnishd nodes running vcl/microcache.vcl.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, eventId, postEvents, tagEvent, urlEvent } from '../src/harness/stack.js';
+import { waitFor } from './support/processes.js';
+import { SITE, Stack, eventId, postEvents, tagEvent, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
 import { appliedEverywhere, counter, warm } from './helpers.js';
 

@@ -1,8 +1,8 @@
 // VARNISH_DNS through the system resolver (getaddrinfo, so /etc/hosts here; Docker's embedded
 // DNS under compose): the worker finds the node behind the name and really purges it.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, urlEvent, postEvents } from '../src/harness/stack.js';
+import { waitFor } from './support/processes.js';
+import { SITE, Stack, urlEvent, postEvents } from './support/stack.js';
 import { appliedEverywhere, warm } from './helpers.js';
 
 let stack: Stack;

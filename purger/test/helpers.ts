@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { waitFor, type VarnishServer } from '../src/harness/processes.js';
-import { READ_AUTH, SITE, type Stack } from '../src/harness/stack.js';
+import { waitFor, type VarnishServer } from './support/processes.js';
+import { READ_AUTH, SITE, type Stack } from './support/stack.js';
 import type { Service } from '../src/service.js';
 
 /** Fetches each page through every node until it is a cache HIT. */

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TenantLimiter } from '../src/tenant-limiter.js';
-import { READ_AUTH, SITE, Stack, signedHeaders, tagEvent, urlEvent } from '../src/harness/stack.js';
+import { READ_AUTH, SITE, Stack, signedHeaders, tagEvent, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
 import { counter } from './helpers.js';
 

@@ -4,8 +4,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LOG_ENTRY_BYTES } from '../src/config.js';
-import { waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, postEvents, tagEvent, urlEvent } from '../src/harness/stack.js';
+import { waitFor } from './support/processes.js';
+import { SITE, Stack, postEvents, tagEvent, urlEvent } from './support/stack.js';
 import { counter, warm } from './helpers.js';
 
 const BUDGET = 65_536; // the smallest budget: 218 entries

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { REPO_ROOT, freePort, waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, READ_AUTH, eventId, postEvents, tagEvent, urlEvent } from '../src/harness/stack.js';
+import { REPO_ROOT, freePort, waitFor } from './support/processes.js';
+import { SITE, Stack, READ_AUTH, eventId, postEvents, tagEvent, urlEvent } from './support/stack.js';
 import { appliedEverywhere, receipt, warm } from './helpers.js';
 
 const TOKEN = 'purge-token-0123456789-abcdef';

@@ -4,8 +4,8 @@
 // Real varnishd, real purger, an origin whose racing fetch is slow (read before the edit,
 // answered after the purge).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, postEvents, urlEvent } from '../src/harness/stack.js';
+import { waitFor } from './support/processes.js';
+import { SITE, Stack, postEvents, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
 import { appliedEverywhere } from './helpers.js';
 

@@ -3,8 +3,8 @@
 // same webhook-id is stored once. Real redis-server primary and replica, real varnishd.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisServer, waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, signedHeaders, urlEvent } from '../src/harness/stack.js';
+import { RedisServer, waitFor } from './support/processes.js';
+import { SITE, Stack, signedHeaders, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
 import { appliedEverywhere } from './helpers.js';
 

@@ -3,8 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, waitFor } from '../src/harness/processes.js';
-import { SITE, Stack, postEvents, tagEvent, urlEvent } from '../src/harness/stack.js';
+import { REPO_ROOT, waitFor } from './support/processes.js';
+import { SITE, Stack, postEvents, tagEvent, urlEvent } from './support/stack.js';
 import { compareIds } from '../src/stream-log.js';
 import { appliedEverywhere, counter, receipt, warm } from './helpers.js';
 
@@ -151,7 +151,7 @@ describe('graceful shutdown', () => {
     stack = await Stack.start({ nodes: 2, env: { PURGER_REPURGE_DELAY_MS: '0' } });
     const b = stack.varnishes[1]!;
     await warm(stack, ['/bye/']);
-    const port = String(await (await import('../src/harness/processes.js')).freePort());
+    const port = String(await (await import('./support/processes.js')).freePort());
     const proc = stack.spawn({ PURGER_PORT: port, PURGER_LOG_LEVEL: 'info' });
     const url = `http://127.0.0.1:${port}`;
     await waitFor('ready', async () => (await fetch(`${url}/readyz`)).status === 200);

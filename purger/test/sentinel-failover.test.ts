@@ -7,8 +7,8 @@
 // fails (about 2,000 of the 10,000 accepted events have no receipt on the new primary).
 import { Pool } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort, waitFor } from '../src/harness/processes.js';
-import { READ_AUTH, SITE, Stack, signedHeaders, tagEvent } from '../src/harness/stack.js';
+import { freePort, waitFor } from './support/processes.js';
+import { READ_AUTH, SITE, Stack, signedHeaders, tagEvent } from './support/stack.js';
 
 const WEBHOOKS = 200;
 const PER_WEBHOOK = 50; // 10,000 events

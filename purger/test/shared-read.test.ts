@@ -2,7 +2,7 @@
 // parse) serves them all, so ten nodes do not cost ten reads. Real redis-server.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { RedisServer } from '../src/harness/processes.js';
+import { RedisServer } from './support/processes.js';
 import type { StoredEvent } from '../src/normalize.js';
 import { StreamLog } from '../src/stream-log.js';
 

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/../../purger" || exit 1
 if [[ ! -d node_modules || package-lock.json -nt node_modules ]]; then
   npm ci --no-audit --no-fund || exit 1
 fi
+[[ -d ../testkit/node_modules ]] || npm --prefix ../testkit ci --no-audit --no-fund || exit 1   # the tests' signer
 npm run build || exit 1
 report=$(mktemp)
 npx vitest run --reporter=default --reporter=json --outputFile.json="$report"

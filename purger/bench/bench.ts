@@ -7,10 +7,10 @@ import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { REPO_ROOT, freePort, waitFor } from '../harness/processes.js';
-import { READ_AUTH, SITE, Stack, signedHeaders } from '../harness/stack.js';
-import { DEFAULT_REPURGE_DELAYS_MS } from '../config.js';
-import { compareIds } from '../stream-log.js';
+import { REPO_ROOT, freePort, waitFor } from '../test/support/processes.js';
+import { READ_AUTH, SITE, Stack, signedHeaders } from '../test/support/stack.js';
+import { DEFAULT_REPURGE_DELAYS_MS } from '../src/config.js';
+import { compareIds } from '../src/stream-log.js';
 import { fanout, type FanoutResult } from './fanout.js';
 
 const SUSTAINED_S = Number(process.env.BENCH_SUSTAINED_S ?? 10);

@@ -1,11 +1,11 @@
 // A whole test stack: redis-server, an origin, N varnishd nodes and the purger service (any role),
 // plus a client that signs webhooks like the WordPress plugin does.
 import { randomUUID } from 'node:crypto';
-import { loadConfig, type Config } from '../config.js';
-import type { Resolver } from '../discovery.js';
-import { createLogger } from '../logger.js';
-import { startService, type Service } from '../service.js';
-import { parseSecret, sign, type WebhookSecret } from '../signature.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Resolver } from '../../src/discovery.js';
+import { createLogger } from '../../src/logger.js';
+import { startService, type Service } from '../../src/service.js';
+import { signHeaders } from '../../../testkit/sign.mjs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,21 +19,9 @@ export const TEST_READ_TOKEN = 'read-token-0123456789-abcdef';
 export const READ_AUTH = { authorization: `Bearer ${TEST_READ_TOKEN}` };
 export const SITE = 'example.test';
 
-export function secretOf(s: string): WebhookSecret {
-  const p = parseSecret(s);
-  if (typeof p === 'string') throw new Error(p);
-  return p;
-}
-
+/** Signed like a sender would, by the test kit's independent Standard Webhooks library. */
 export function signedHeaders(body: string, opts: { id?: string; timestamp?: number; secret?: string } = {}): Record<string, string> {
-  const id = opts.id ?? `msg_${randomUUID()}`;
-  const ts = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
-  return {
-    'content-type': 'application/json',
-    'webhook-id': id,
-    'webhook-timestamp': ts,
-    'webhook-signature': `v1,${sign(secretOf(opts.secret ?? TEST_SECRET), id, ts, body)}`,
-  };
+  return signHeaders(opts.secret ?? TEST_SECRET, body, { id: opts.id ?? `msg_${randomUUID()}`, timestamp: opts.timestamp ?? Math.floor(Date.now() / 1000) });
 }
 
 export interface StackOptions {

@@ -7,8 +7,8 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { REPO_ROOT, RedisServer, freePort, waitFor } from '../harness/processes.js';
-import { SITE, Stack, signedHeaders, tagEvent } from '../harness/stack.js';
+import { REPO_ROOT, RedisServer, freePort, waitFor } from '../test/support/processes.js';
+import { SITE, Stack, signedHeaders, tagEvent } from '../test/support/stack.js';
 
 const REQUESTS = Number(process.env.BENCH_WAIT_REQUESTS ?? 2000);
 

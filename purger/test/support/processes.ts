@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
-/** repo root: purger/src/harness or purger/dist/harness → ../../.. */
+/** repo root: purger/test/support → ../../.. */
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
 export async function freePort(): Promise<number> {

@@ -6,9 +6,9 @@
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { freePort, waitFor } from '../harness/processes.js';
-import { READ_AUTH, SITE, Stack, signedHeaders } from '../harness/stack.js';
-import { compareIds } from '../stream-log.js';
+import { freePort, waitFor } from '../test/support/processes.js';
+import { READ_AUTH, SITE, Stack, signedHeaders } from '../test/support/stack.js';
+import { compareIds } from '../src/stream-log.js';
 
 export interface FanoutResult {
   nodes: number;
