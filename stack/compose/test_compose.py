@@ -177,8 +177,9 @@ def _():
     compose = set(env_of("purger"))
     out = [f"{k} (compose) is not read by purger/src/config.ts" for k in sorted(compose) if not re.search(rf"\b{k}\b", config)]
     out += [f"{k} (native) is not read by purger/src/config.ts" for k in sorted(native) if not re.search(rf"\b{k}\b", config)]
-    # Compose finds its (scalable) Varnish nodes by DNS, the native stack lists its one node.
-    alt = {"VARNISH_NODES", "VARNISH_DNS"}
+    # Compose finds its (scalable) Varnish nodes by DNS, the native stack lists its one node;
+    # only compose has the optional Sentinel profile.
+    alt = {"VARNISH_NODES", "VARNISH_DNS", "REDIS_SENTINELS", "REDIS_SENTINEL_MASTER"}
     if compose - alt != native - alt or not (compose & alt) or not (native & alt):
         out.append(f"compose and native differ: only compose {sorted(compose - native)}, only native {sorted(native - compose)}")
     return out
@@ -289,6 +290,34 @@ def _():
     return out
 
 
+@check("the optional ha profile: two replicas of redis and three sentinels (quorum 2) monitoring it, the purger can follow them")
+def _():
+    out = []
+    replicas = [n for n, s in SERVICES.items() if "ha" in (s.get("profiles") or []) and "--replicaof redis 6379" in " ".join(map(str, s.get("command") or []))]
+    sentinels = [n for n, s in SERVICES.items() if "ha" in (s.get("profiles") or []) and "redis-sentinel" in " ".join(map(str, s.get("command") or []))]
+    if len(replicas) < 2:
+        out.append(f"the ha profile has {len(replicas)} replica(s) of redis; two are needed to survive one loss")
+    if len(sentinels) < 3:
+        out.append(f"the ha profile has {len(sentinels)} sentinel(s); three are needed for a quorum of two")
+    for n in sentinels:
+        cmd = " ".join(map(str, SERVICES[n]["command"]))
+        m = re.search(r"sentinel monitor (\S+) redis 6379 (\d+)", cmd)
+        if not m or m.group(2) != "2":
+            out.append(f"{n} does not monitor the redis service with quorum 2")
+        elif m.group(1) not in RAW:
+            out.append(f"{n} monitors {m.group(1)!r}")
+        if "auth-pass" not in cmd:
+            out.append(f"{n} has no auth-pass: it cannot reach a password-protected primary")
+    for n in replicas:
+        cmd = " ".join(map(str, SERVICES[n]["command"]))
+        if "--masterauth" not in cmd or "noeviction" not in cmd:
+            out.append(f"{n} lacks --masterauth or the noeviction memory policy of the primary")
+    purger = env_of("purger")
+    if not {"REDIS_SENTINELS", "REDIS_SENTINEL_MASTER"} <= set(purger):
+        out.append("the purger does not pass REDIS_SENTINELS and REDIS_SENTINEL_MASTER through")
+    return out
+
+
 @check("images are pinned to a version tag; the varnish image is one that ships varnish-modules (>= 7.1)")
 def _():
     out = []
@@ -374,6 +403,7 @@ MUTATIONS = {
     "Varnish without the purge token": lambda d: d["services"]["varnish"].pop("secrets"),
     "a fixed Varnish container name": lambda d: d["services"]["varnish"].__setitem__("container_name", "varnish"),
     "a fixed Varnish node list": lambda d: d["services"]["purger"]["environment"].__setitem__("VARNISH_NODES", "varnish:8080"),
+    "a sentinel fewer": lambda d: d["services"].pop("redis-sentinel-3"),
     "Redis evicting at its cap": lambda d: d["services"]["redis"].__setitem__("command", [c.replace("noeviction", "allkeys-lru") for c in d["services"]["redis"]["command"]]),
 }
 
