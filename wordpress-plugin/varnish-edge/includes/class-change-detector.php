@@ -401,7 +401,7 @@ class Change_Detector {
 		$inv  = new Invalidation();
 		$post = isset( $this->deleted[ $id ] ) ? null : get_post( $id );
 		if ( ! $post || in_array( $post->post_type, array( 'revision', 'attachment' ), true ) ) {
-			return $inv; // Attachments: Related_Changes; revisions never render.
+			return $inv; // Attachments: Media_Changes; revisions never render.
 		}
 		$scheme = $this->scheme();
 		$mapped = array();
@@ -462,7 +462,7 @@ class Change_Detector {
 			return $inv->everything()->reason( sprintf( '%s %d changed', $type, $id ) );
 		}
 		if ( 'wp_block' === $type ) {
-			// Pages rendering the block carry its embed key (Surrogate_Keys::on_render_block).
+			// Pages rendering the block carry its embed key (Render_Keys::on_render_block).
 			return $inv->tags( array( $scheme->embedded( $id ), $scheme->rest_post( $id ) ) )->reason( sprintf( 'reusable block %d changed', $id ) );
 		}
 		return $inv;

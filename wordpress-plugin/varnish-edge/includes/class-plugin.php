@@ -23,10 +23,28 @@ class Plugin {
 	public $detector;
 	/** @var Event_Queue */
 	public $queue;
-	/** @var Surrogate_Keys */
+	/** @var Surrogate_Keys Collector of the response's keys; writes the headers. */
 	public $keys;
-	/** @var Related_Changes */
-	public $related;
+	/** @var Query_Keys */
+	public $query_keys;
+	/** @var Render_Keys */
+	public $render_keys;
+	/** @var Media_Keys */
+	public $media_keys;
+	/** @var Rest_Keys */
+	public $rest_keys;
+	/** @var Comment_Changes */
+	public $comments;
+	/** @var Term_Changes */
+	public $terms;
+	/** @var Site_Changes */
+	public $site;
+	/** @var Option_Changes */
+	public $options;
+	/** @var User_Changes */
+	public $users;
+	/** @var Media_Changes */
+	public $media;
 	/** @var Manual_Purge */
 	public $manual;
 	/** @var Coalescer */
@@ -50,15 +68,24 @@ class Plugin {
 	 * Build the services.
 	 */
 	private function __construct() {
-		$this->settings = new Settings();
-		$this->outbox   = new Outbox( new Webhook_Client( $this->settings ) );
-		$this->detector = new Change_Detector( $this->settings );
-		$this->queue    = new Event_Queue( $this->settings, $this->outbox, $this->detector );
-		$this->keys     = new Surrogate_Keys( $this->settings );
-		$this->coalescer = new Coalescer( $this->queue );
-		$this->related   = new Related_Changes( $this->settings, $this->queue, $this->detector, $this->coalescer );
-		$this->api       = new Public_Api( $this->settings, $this->queue );
-		$this->manual   = new Manual_Purge( $this->settings, $this->detector );
+		$this->settings    = new Settings();
+		$this->outbox      = new Outbox( new Webhook_Client( $this->settings ) );
+		$this->detector    = new Change_Detector( $this->settings );
+		$this->queue       = new Event_Queue( $this->settings, $this->outbox, $this->detector );
+		$this->keys        = new Surrogate_Keys( $this->settings );
+		$this->query_keys  = new Query_Keys( $this->settings, $this->keys );
+		$this->render_keys = new Render_Keys( $this->settings, $this->keys );
+		$this->media_keys  = new Media_Keys( $this->settings, $this->keys );
+		$this->rest_keys   = new Rest_Keys( $this->settings, $this->keys );
+		$this->coalescer   = new Coalescer( $this->queue );
+		$this->comments    = new Comment_Changes( $this->settings, $this->queue, $this->coalescer );
+		$this->site        = new Site_Changes( $this->settings, $this->queue );
+		$this->terms       = new Term_Changes( $this->settings, $this->queue, $this->site );
+		$this->options     = new Option_Changes( $this->settings, $this->queue, $this->site );
+		$this->users       = new User_Changes( $this->settings, $this->queue );
+		$this->media       = new Media_Changes( $this->settings, $this->queue );
+		$this->api         = new Public_Api( $this->settings, $this->queue );
+		$this->manual      = new Manual_Purge( $this->settings, $this->detector );
 	}
 
 	/**
@@ -94,70 +121,78 @@ class Plugin {
 		add_action( 'deleted_post', array( $d, 'on_deleted' ), 1, 1 );
 
 		// Everything else that renders.
-		$r = $this->related;
-		add_action( 'wp_insert_comment', array( $r, 'on_comment_inserted' ), 10, 2 );
-		add_action( 'transition_comment_status', array( $r, 'on_comment_status' ), 10, 3 );
-		add_action( 'edit_comment', array( $r, 'on_comment_edited' ), 10, 1 );
-		add_action( 'delete_comment', array( $r, 'on_comment_deleted' ), 10, 2 );
-		add_action( 'edit_terms', array( $r, 'on_term_before' ), 10, 2 );
-		add_action( 'pre_delete_term', array( $r, 'on_term_before' ), 10, 2 );
-		add_action( 'created_term', array( $r, 'on_term_created' ), 10, 3 );
-		add_action( 'edited_term', array( $r, 'on_term_edited' ), 10, 3 );
-		add_action( 'delete_term', array( $r, 'on_term_deleted' ), 10, 3 );
+		$c = $this->comments;
+		add_action( 'wp_insert_comment', array( $c, 'on_comment_inserted' ), 10, 2 );
+		add_action( 'transition_comment_status', array( $c, 'on_comment_status' ), 10, 3 );
+		add_action( 'edit_comment', array( $c, 'on_comment_edited' ), 10, 1 );
+		add_action( 'delete_comment', array( $c, 'on_comment_deleted' ), 10, 2 );
+		$t = $this->terms;
+		add_action( 'edit_terms', array( $t, 'on_term_before' ), 10, 2 );
+		add_action( 'pre_delete_term', array( $t, 'on_term_before' ), 10, 2 );
+		add_action( 'created_term', array( $t, 'on_term_created' ), 10, 3 );
+		add_action( 'edited_term', array( $t, 'on_term_edited' ), 10, 3 );
+		add_action( 'delete_term', array( $t, 'on_term_deleted' ), 10, 3 );
+		$s = $this->site;
 		foreach ( array( 'wp_update_nav_menu', 'wp_delete_nav_menu', 'wp_update_nav_menu_item', 'wp_add_nav_menu_item' ) as $hook ) {
-			add_action( $hook, array( $r, 'menus_changed' ), 10, 0 );
+			add_action( $hook, array( $s, 'menus_changed' ), 10, 0 );
 		}
-		add_action( 'switch_theme', array( $r, 'on_switch_theme' ), 10, 1 );
-		add_action( 'save_post_wp_global_styles', array( $r, 'on_global_styles_saved' ), 10, 1 );
-		add_action( 'delete_post', array( $r, 'on_global_styles_saved' ), 10, 1 );
-		add_action( 'customize_save_after', array( $r, 'on_customize_save' ), 10, 0 );
-		add_action( 'updated_option', array( $r, 'on_option_updated' ), 10, 3 );
-		add_action( 'added_option', array( $r, 'on_option_added_or_deleted' ), 10, 2 );
-		add_action( 'delete_option', array( $r, 'on_option_added_or_deleted' ), 10, 1 );
-		add_action( 'activated_plugin', array( $r, 'on_plugin_toggled' ), 10, 2 );
-		add_action( 'deactivated_plugin', array( $r, 'on_plugin_toggled' ), 10, 2 );
-		add_action( 'upgrader_process_complete', array( $r, 'on_upgrade' ), 10, 2 );
-		add_action( '_core_updated_successfully', array( $r, 'on_core_updated' ), 10, 1 );
-		add_filter( 'wp_pre_insert_user_data', array( $r, 'on_user_before' ), 10, 3 );
-		add_action( 'profile_update', array( $r, 'on_profile_update' ), 10, 1 );
-		add_action( 'deleted_user', array( $r, 'on_user_deleted' ), 10, 2 );
-		add_action( 'attachment_updated', array( $r, 'on_attachment_changed' ), 10, 1 );
-		add_action( 'delete_attachment', array( $r, 'on_attachment_deleted' ), 10, 1 );
-		add_action( 'add_attachment', array( $r, 'on_attachment_added' ), 10, 1 );
+		add_action( 'switch_theme', array( $s, 'on_switch_theme' ), 10, 1 );
+		add_action( 'save_post_wp_global_styles', array( $s, 'on_global_styles_saved' ), 10, 1 );
+		add_action( 'delete_post', array( $s, 'on_global_styles_saved' ), 10, 1 );
+		add_action( 'customize_save_after', array( $s, 'on_customize_save' ), 10, 0 );
+		$o = $this->options;
+		add_action( 'updated_option', array( $o, 'on_option_updated' ), 10, 3 );
+		add_action( 'added_option', array( $o, 'on_option_added_or_deleted' ), 10, 2 );
+		add_action( 'delete_option', array( $o, 'on_option_added_or_deleted' ), 10, 1 );
+		add_action( 'activated_plugin', array( $s, 'on_plugin_toggled' ), 10, 2 );
+		add_action( 'deactivated_plugin', array( $s, 'on_plugin_toggled' ), 10, 2 );
+		add_action( 'upgrader_process_complete', array( $s, 'on_upgrade' ), 10, 2 );
+		add_action( '_core_updated_successfully', array( $s, 'on_core_updated' ), 10, 1 );
+		$u = $this->users;
+		add_filter( 'wp_pre_insert_user_data', array( $u, 'on_user_before' ), 10, 3 );
+		add_action( 'profile_update', array( $u, 'on_profile_update' ), 10, 1 );
+		add_action( 'deleted_user', array( $u, 'on_user_deleted' ), 10, 2 );
+		$m = $this->media;
+		add_action( 'attachment_updated', array( $m, 'on_attachment_changed' ), 10, 1 );
+		add_action( 'delete_attachment', array( $m, 'on_attachment_deleted' ), 10, 1 );
+		add_action( 'add_attachment', array( $m, 'on_attachment_added' ), 10, 1 );
 		foreach ( array( 'added', 'updated', 'deleted' ) as $op ) {
-			add_action( "{$op}_post_meta", array( $r, 'on_attachment_meta' ), 10, 3 );
+			add_action( "{$op}_post_meta", array( $m, 'on_attachment_meta' ), 10, 3 );
 		}
-		add_filter( 'wp_update_attachment_metadata', array( $r, 'on_attachment_metadata' ), 10, 2 );
+		add_filter( 'wp_update_attachment_metadata', array( $m, 'on_attachment_metadata' ), 10, 2 );
 
-		// Surrogate keys on responses.
+		// Surrogate keys on responses: the main query's keys, then the buffer that sends them all.
 		$k = $this->keys;
+		add_action( 'template_redirect', array( $this->query_keys, 'on_template_redirect' ), 0 );
 		add_action( 'template_redirect', array( $k, 'start' ), 0 );
-		add_action( 'the_post', array( $k, 'on_the_post' ), 10, 1 );
-		add_filter( 'previous_post_link', array( $k, 'on_adjacent_link' ), 10, 4 );
-		add_filter( 'next_post_link', array( $k, 'on_adjacent_link' ), 10, 4 );
-		add_filter( 'get_pages', array( $k, 'on_get_pages' ), 10, 1 );
-		add_filter( 'post_link', array( $k, 'on_post_link' ), 10, 2 );
-		add_filter( 'page_link', array( $k, 'on_post_link' ), 10, 2 );
-		add_filter( 'post_type_link', array( $k, 'on_post_link' ), 10, 2 );
-		add_filter( 'get_the_excerpt', array( $k, 'on_excerpt' ), 10, 2 );
-		add_filter( 'get_comments_number', array( $k, 'on_comments_number' ), 10, 2 );
-		add_filter( 'render_block', array( $k, 'on_render_block' ), 10, 3 );
-		add_filter( 'get_the_terms', array( $k, 'on_get_the_terms' ), 10, 3 );
-		add_filter( 'post_class_taxonomies', array( $k, 'on_post_class_start' ), 10, 1 );
-		add_filter( 'post_class', array( $k, 'on_post_class_end' ), 10, 1 );
-		add_filter( 'the_author', array( $k, 'on_the_author' ), 10, 1 );
-		add_filter( 'author_link', array( $k, 'on_author_link' ), 10, 2 );
+		add_action( 'the_post', array( $this->query_keys, 'on_the_post' ), 10, 1 );
+		$rk = $this->render_keys;
+		add_filter( 'previous_post_link', array( $rk, 'on_adjacent_link' ), 10, 4 );
+		add_filter( 'next_post_link', array( $rk, 'on_adjacent_link' ), 10, 4 );
+		add_filter( 'get_pages', array( $rk, 'on_get_pages' ), 10, 1 );
+		add_filter( 'post_link', array( $rk, 'on_post_link' ), 10, 2 );
+		add_filter( 'page_link', array( $rk, 'on_post_link' ), 10, 2 );
+		add_filter( 'post_type_link', array( $rk, 'on_post_link' ), 10, 2 );
+		add_filter( 'get_the_excerpt', array( $rk, 'on_excerpt' ), 10, 2 );
+		add_filter( 'get_comments_number', array( $rk, 'on_comments_number' ), 10, 2 );
+		add_filter( 'render_block', array( $rk, 'on_render_block' ), 10, 3 );
+		add_filter( 'get_the_terms', array( $rk, 'on_get_the_terms' ), 10, 3 );
+		add_filter( 'post_class_taxonomies', array( $rk, 'on_post_class_start' ), 10, 1 );
+		add_filter( 'post_class', array( $rk, 'on_post_class_end' ), 10, 1 );
+		add_filter( 'the_author', array( $rk, 'on_the_author' ), 10, 1 );
+		add_filter( 'author_link', array( $rk, 'on_author_link' ), 10, 2 );
 		foreach ( array( 'display_name', 'nickname', 'description', 'user_url' ) as $field ) {
-			add_filter( "get_the_author_{$field}", array( $k, 'on_author_meta' ), 10, 2 );
+			add_filter( "get_the_author_{$field}", array( $rk, 'on_author_meta' ), 10, 2 );
 		}
-		add_filter( 'wp_nav_menu', array( $k, 'on_nav_menu' ), 10, 1 );
-		add_action( 'dynamic_sidebar_before', array( $k, 'on_sidebar' ), 10, 0 );
-		add_filter( 'wp_get_attachment_url', array( $k, 'on_attachment_url' ), 10, 2 );
-		add_filter( 'wp_get_attachment_image_attributes', array( $k, 'on_attachment_image_attributes' ), 10, 2 );
-		add_filter( 'wp_content_img_tag', array( $k, 'on_content_img_tag' ), 10, 3 );
-		add_filter( 'wp_get_attachment_caption', array( $k, 'on_attachment_caption' ), 10, 2 );
+		add_filter( 'wp_nav_menu', array( $rk, 'on_nav_menu' ), 10, 1 );
+		add_action( 'dynamic_sidebar_before', array( $rk, 'on_sidebar' ), 10, 0 );
+		$mk = $this->media_keys;
+		add_filter( 'wp_get_attachment_url', array( $mk, 'on_attachment_url' ), 10, 2 );
+		add_filter( 'wp_get_attachment_image_attributes', array( $mk, 'on_attachment_image_attributes' ), 10, 2 );
+		add_filter( 'wp_content_img_tag', array( $mk, 'on_content_img_tag' ), 10, 3 );
+		add_filter( 'wp_get_attachment_caption', array( $mk, 'on_attachment_caption' ), 10, 2 );
 		add_action( 'rest_api_init', array( $this, 'register_rest_key_filters' ), 100 );
-		add_filter( 'rest_post_dispatch', array( $k, 'on_rest_dispatch' ), 10, 3 );
+		add_filter( 'rest_post_dispatch', array( $this->rest_keys, 'on_rest_dispatch' ), 10, 3 );
 		add_filter( 'rest_pre_serve_request', array( $k, 'on_rest_serve' ), 10, 3 );
 
 		// Public API for other plugins and themes (same queue, coalescing and outbox).
@@ -204,12 +239,12 @@ class Plugin {
 	 */
 	public function register_rest_key_filters() {
 		foreach ( get_post_types( array( 'show_in_rest' => true ) ) as $type ) {
-			add_filter( "rest_prepare_{$type}", array( $this->keys, 'on_rest_post' ), 10, 2 );
+			add_filter( "rest_prepare_{$type}", array( $this->rest_keys, 'on_rest_post' ), 10, 2 );
 		}
 		foreach ( get_taxonomies( array( 'show_in_rest' => true ) ) as $taxonomy ) {
-			add_filter( "rest_prepare_{$taxonomy}", array( $this->keys, 'on_rest_term' ), 10, 2 );
+			add_filter( "rest_prepare_{$taxonomy}", array( $this->rest_keys, 'on_rest_term' ), 10, 2 );
 		}
-		add_filter( 'rest_prepare_user', array( $this->keys, 'on_rest_user' ), 10, 2 );
+		add_filter( 'rest_prepare_user', array( $this->rest_keys, 'on_rest_user' ), 10, 2 );
 	}
 
 	/**

@@ -1,0 +1,108 @@
+<?php
+/**
+ * Invalidations for comment changes.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Comments added, edited, (un)approved or deleted: the pages showing a post's comments and the
+ * comment listings; visitors' auto-approved comments go through the coalescer.
+ */
+class Comment_Changes extends Change_Handler {
+
+	/** @var Coalescer */
+	private $coalescer;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings       $settings  Settings.
+	 * @param Event_Queue    $queue     Queue.
+	 * @param Coalescer|null $coalescer Rate limit of cheap wide purges (a new one when null).
+	 */
+	public function __construct( Settings $settings, Event_Queue $queue, ?Coalescer $coalescer = null ) {
+		parent::__construct( $settings, $queue );
+		$this->coalescer = $coalescer ? $coalescer : new Coalescer( $queue );
+	}
+
+	/**
+	 * Invalidate the pages showing a post's comments and the comment feeds.
+	 *
+	 * @param int    $post_id Post id.
+	 * @param string $reason  Reason.
+	 * @param bool   $soft    Soft purge (additions) or hard (removals).
+	 */
+	private function comments_changed( $post_id, $reason, $soft ) {
+		$post = get_post( $post_id );
+		if ( ! $post || 'publish' !== $post->post_status ) {
+			return;
+		}
+		$s = $this->scheme();
+		$this->queue( ( new Invalidation() )->tags( array( $s->comments( $post_id ), $s->listing( 'comments' ) ), $soft )->reason( $reason ) );
+	}
+
+	/**
+	 * Action `wp_insert_comment`.
+	 *
+	 * @param int         $id      Comment id.
+	 * @param \WP_Comment $comment Comment.
+	 */
+	public function on_comment_inserted( $id, $comment ) {
+		if ( '1' !== (string) $comment->comment_approved ) {
+			return;
+		}
+		if ( ! current_user_can( 'moderate_comments' ) ) {
+			// Anyone can post an auto-approved comment: its (soft) purge of the post and of every
+			// page showing recent comments goes out at most once per window per key, the rest
+			// at the window's end.
+			$post = get_post( (int) $comment->comment_post_ID );
+			if ( $post && 'publish' === $post->post_status ) {
+				$s = $this->scheme();
+				$this->coalescer->add( array( $s->comments( (int) $post->ID ), $s->listing( 'comments' ) ), true, sprintf( 'comment %d added', $id ) );
+			}
+			return;
+		}
+		$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d added', $id ), true );
+	}
+
+	/**
+	 * Action `transition_comment_status`.
+	 *
+	 * @param string      $new_status New.
+	 * @param string      $old_status Old.
+	 * @param \WP_Comment $comment    Comment.
+	 */
+	public function on_comment_status( $new_status, $old_status, $comment ) {
+		if ( 'approved' === $new_status || 'approved' === $old_status ) {
+			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d %s', $comment->comment_ID, $new_status ), 'approved' === $new_status );
+		}
+	}
+
+	/**
+	 * Action `edit_comment`.
+	 *
+	 * @param int $id Comment id.
+	 */
+	public function on_comment_edited( $id ) {
+		$comment = get_comment( $id );
+		if ( $comment && '1' === (string) $comment->comment_approved ) {
+			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d edited', $id ), true );
+		}
+	}
+
+	/**
+	 * Action `delete_comment` (before the row goes).
+	 *
+	 * @param int         $id      Comment id.
+	 * @param \WP_Comment $comment Comment.
+	 */
+	public function on_comment_deleted( $id, $comment = null ) {
+		$comment = $comment instanceof \WP_Comment ? $comment : get_comment( $id );
+		if ( $comment && '1' === (string) $comment->comment_approved ) {
+			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d deleted', $id ), false );
+		}
+	}
+}

@@ -1,0 +1,250 @@
+<?php
+/**
+ * Surrogate keys of what templates and blocks print.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Template tags and blocks that show other content: terms, authors, links and excerpts of other
+ * posts, page lists, comment counts, blocks, menus, widgets.
+ */
+class Render_Keys extends Key_Source {
+
+	/** @var bool Inside get_post_class(), which shows term slugs only (as CSS classes). */
+	private $in_post_class = false;
+
+	/**
+	 * Filter `get_the_terms`: a post's terms are displayed (post-terms block, category lists,
+	 * feed categories). REST responses expose term ids only and are keyed by r-t instead.
+	 *
+	 * @param \WP_Term[]|false|\WP_Error $terms    Terms.
+	 * @param int                        $post_id  Post id.
+	 * @param string                     $taxonomy Taxonomy.
+	 * @return \WP_Term[]|false|\WP_Error
+	 */
+	public function on_get_the_terms( $terms, $post_id = 0, $taxonomy = '' ) {
+		if ( ! is_array( $terms ) || is_admin() || ( defined( 'REST_REQUEST' ) && REST_REQUEST ) || ! is_taxonomy_viewable( $taxonomy ) ) {
+			return $terms;
+		}
+		$s = $this->scheme();
+		$this->add( array( $s->post_terms( (int) $post_id ) ) );
+		foreach ( $terms as $term ) {
+			if ( $term instanceof \WP_Term ) {
+				$this->add( array( $this->in_post_class ? $s->term_slug( $term->term_id ) : $s->term( $term->term_id ) ) );
+			}
+		}
+		return $terms;
+	}
+
+	/**
+	 * Filter `post_class_taxonomies`: the term lookups that follow only print slugs.
+	 *
+	 * @param array $taxonomies Taxonomies.
+	 * @return array
+	 */
+	public function on_post_class_start( $taxonomies ) {
+		$this->in_post_class = true;
+		return $taxonomies;
+	}
+
+	/**
+	 * Filter `post_class`: end of the post class term lookups.
+	 *
+	 * @param string[] $classes Classes.
+	 * @return string[]
+	 */
+	public function on_post_class_end( $classes ) {
+		$this->in_post_class = false;
+		return $classes;
+	}
+
+	/**
+	 * Filter `the_author` (classic loops, feeds): the current post's author is displayed.
+	 *
+	 * @param string|null $name Display name.
+	 * @return string|null
+	 */
+	public function on_the_author( $name ) {
+		$post = get_post();
+		if ( $post && ! is_admin() ) {
+			$s = $this->scheme();
+			$this->add( array( $s->post_author( $post->ID ), $s->user( (int) $post->post_author ) ) );
+		}
+		return $name;
+	}
+
+	/**
+	 * Filters `get_the_author_{field}` (display name, nickname, bio, URL): a user's profile shown
+	 * outside the author template tags (the latest-posts block prints the display name this way).
+	 *
+	 * @param string $value   Value.
+	 * @param int    $user_id User id.
+	 * @return string
+	 */
+	public function on_author_meta( $value, $user_id = 0 ) {
+		if ( $user_id && ! is_admin() ) {
+			$this->add( array( $this->scheme()->user( (int) $user_id ) ) );
+		}
+		return $value;
+	}
+
+	/**
+	 * Filter `author_link`: a link to an author archive (name and URL of the user shown).
+	 *
+	 * @param string $link      Link.
+	 * @param int    $author_id Author.
+	 * @return string
+	 */
+	public function on_author_link( $link, $author_id = 0 ) {
+		if ( $author_id && ! is_admin() ) {
+			$this->add( array( $this->scheme()->user( (int) $author_id ) ) );
+			$post = get_post();
+			if ( $post && (int) $post->post_author === (int) $author_id ) {
+				$this->add( array( $this->scheme()->post_author( $post->ID ) ) );
+			}
+		}
+		return $link;
+	}
+
+	/**
+	 * Filters `post_link` / `page_link` / `post_type_link`: any link to a post (widgets, blocks,
+	 * menus) shows its URL and, usually, its title.
+	 *
+	 * @param string       $link Permalink.
+	 * @param \WP_Post|int $post Post or id.
+	 * @return string
+	 */
+	public function on_post_link( $link, $post = 0 ) {
+		$id = $post instanceof \WP_Post ? (int) $post->ID : (int) $post;
+		if ( $id && ! is_admin() && ! ( is_singular() && get_queried_object_id() === $id ) ) {
+			$this->add( array( $this->scheme()->post_linked( $id ) ) );
+		}
+		return $link;
+	}
+
+	/**
+	 * Filter `get_the_excerpt`: an excerpt shown outside the main loop (latest-posts block, widgets).
+	 *
+	 * @param string            $excerpt Excerpt.
+	 * @param \WP_Post|int|null $post    Post.
+	 * @return string
+	 */
+	public function on_excerpt( $excerpt, $post = null ) {
+		$id = $post instanceof \WP_Post ? (int) $post->ID : (int) $post;
+		if ( $id && ! is_admin() && ! ( is_singular() && get_queried_object_id() === $id ) ) {
+			$this->add( array( $this->scheme()->post_listed( $id ) ) );
+		}
+		return $excerpt;
+	}
+
+	/**
+	 * Filters `previous_post_link` / `next_post_link`: the adjacent post is linked by title.
+	 *
+	 * @param string        $output Link HTML.
+	 * @param string        $format Format.
+	 * @param string        $link   Link format.
+	 * @param \WP_Post|null $post   Adjacent post.
+	 * @return string
+	 */
+	public function on_adjacent_link( $output, $format = '', $link = '', $post = null ) {
+		if ( $post instanceof \WP_Post ) {
+			$s = $this->scheme();
+			$this->add( array( $s->post_linked( $post->ID ) ) );
+			if ( is_singular() ) {
+				$this->add( array( $s->neighbors( get_queried_object_id() ) ) );
+			}
+		}
+		return $output;
+	}
+
+	/**
+	 * Filter `get_pages`: page lists (page-list block, wp_list_pages) link pages by title.
+	 *
+	 * @param \WP_Post[] $pages Pages.
+	 * @return \WP_Post[]
+	 */
+	public function on_get_pages( $pages ) {
+		if ( ! is_admin() ) {
+			$s = $this->scheme();
+			$this->add( array( $s->listing( 'pages' ) ) );
+			foreach ( (array) $pages as $page ) {
+				if ( $page instanceof \WP_Post ) {
+					$this->add( array( $s->post_linked( $page->ID ) ) );
+				}
+			}
+		}
+		return $pages;
+	}
+
+	/**
+	 * Filter `get_comments_number`: the page shows a comment count.
+	 *
+	 * @param int $count   Count.
+	 * @param int $post_id Post id.
+	 * @return int
+	 */
+	public function on_comments_number( $count, $post_id = 0 ) {
+		if ( $post_id && ! is_admin() ) {
+			$this->add( array( $this->scheme()->comments( (int) $post_id ) ) );
+		}
+		return $count;
+	}
+
+	/**
+	 * Filter `render_block`: navigation, comment, author and latest-posts blocks.
+	 *
+	 * @param string         $html     Block HTML.
+	 * @param array          $block    Block.
+	 * @param \WP_Block|null $instance Block instance (context).
+	 * @return string
+	 */
+	public function on_render_block( $html, $block, $instance = null ) {
+		$s = $this->scheme();
+		switch ( $block['blockName'] ?? '' ) {
+			case 'core/post-author':
+			case 'core/post-author-name':
+			case 'core/post-author-biography':
+				$post_id = ( $instance instanceof \WP_Block && isset( $instance->context['postId'] ) ) ? (int) $instance->context['postId'] : (int) get_the_ID();
+				if ( $post_id ) {
+					$this->add( array( $s->post_author( $post_id ), $s->user( (int) get_post_field( 'post_author', $post_id ) ) ) );
+				}
+				break;
+			case 'core/navigation':
+				$this->add( array( $s->listing( 'menus' ) ) );
+				break;
+			case 'core/latest-comments':
+				$this->add( array( $s->listing( 'comments' ) ) );
+				break;
+			case 'core/latest-posts':
+				$this->add( array( $s->listing( 'home' ) ) );
+				break;
+			case 'core/block':
+				if ( ! empty( $block['attrs']['ref'] ) ) {
+					$this->add( array( $s->embedded( (int) $block['attrs']['ref'] ) ) );
+				}
+				break;
+		}
+		return $html;
+	}
+
+	/**
+	 * Filter `wp_nav_menu`: classic menus.
+	 *
+	 * @param string $html Menu HTML.
+	 * @return string
+	 */
+	public function on_nav_menu( $html ) {
+		$this->add( array( $this->scheme()->listing( 'menus' ) ) );
+		return $html;
+	}
+
+	/**
+	 * Action `dynamic_sidebar_before`: classic widgets.
+	 */
+	public function on_sidebar() {
+		$this->add( array( $this->scheme()->listing( 'widgets' ) ) );
+	}
+}

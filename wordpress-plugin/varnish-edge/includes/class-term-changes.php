@@ -1,0 +1,155 @@
+<?php
+/**
+ * Invalidations for term changes.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Terms created, edited or deleted: their archives, the pages showing them, their REST items and
+ * collections. Terms of `nav_menu` are menus (handed to `Site_Changes`).
+ */
+class Term_Changes extends Change_Handler {
+
+	/** @var array<int,array> Term snapshots before edit/delete. */
+	private $terms_before = array();
+
+	/** @var Site_Changes Menus (terms of `nav_menu`). */
+	private $site;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings     $settings Settings.
+	 * @param Event_Queue  $queue    Queue.
+	 * @param Site_Changes $site     Menu invalidation.
+	 */
+	public function __construct( Settings $settings, Event_Queue $queue, Site_Changes $site ) {
+		parent::__construct( $settings, $queue );
+		$this->site = $site;
+	}
+
+	/**
+	 * Snapshot of a term's public URL.
+	 *
+	 * @param int    $term_id  Term id.
+	 * @param string $taxonomy Taxonomy.
+	 * @return array
+	 */
+	private function term_state( $term_id, $taxonomy ) {
+		$link = is_taxonomy_viewable( $taxonomy ) ? get_term_link( (int) $term_id, $taxonomy ) : '';
+		return array(
+			'taxonomy' => $taxonomy,
+			'link'     => is_string( $link ) ? $link : '',
+		);
+	}
+
+	/**
+	 * Action `edit_terms` / `pre_delete_term`: remember the URL before it changes.
+	 *
+	 * @param int    $term_id  Term id.
+	 * @param string $taxonomy Taxonomy.
+	 */
+	public function on_term_before( $term_id, $taxonomy ) {
+		if ( ! isset( $this->terms_before[ (int) $term_id ] ) ) {
+			$this->terms_before[ (int) $term_id ] = $this->term_state( $term_id, $taxonomy );
+		}
+	}
+
+	/**
+	 * Action `created_term`.
+	 *
+	 * @param int    $term_id  Term id.
+	 * @param int    $tt_id    Term taxonomy id.
+	 * @param string $taxonomy Taxonomy.
+	 */
+	public function on_term_created( $term_id, $tt_id, $taxonomy ) {
+		if ( ! $this->is_content_term_change( $taxonomy ) ) {
+			return;
+		}
+		$s    = $this->scheme();
+		$link = get_term_link( (int) $term_id, $taxonomy );
+		$this->queue(
+			( new Invalidation() )
+				->tags( array( $s->rest_collection( $this->rest_base( $taxonomy ) ) ), true )
+				->urls( is_string( $link ) ? array( $link ) : array() )
+				->reason( sprintf( 'term %d created', $term_id ) )
+		);
+	}
+
+	/**
+	 * Routes a term change: menus (terms of `nav_menu`) go to the menu invalidation; terms of
+	 * taxonomies that never show on public pages need nothing.
+	 *
+	 * @param string $taxonomy Taxonomy.
+	 * @return bool Whether the change is one of a public content taxonomy, to handle as such.
+	 */
+	private function is_content_term_change( $taxonomy ) {
+		if ( 'nav_menu' === $taxonomy ) {
+			$this->site->menus_changed();
+			return false;
+		}
+		return is_taxonomy_viewable( $taxonomy );
+	}
+
+	/**
+	 * Action `edited_term`.
+	 *
+	 * @param int    $term_id  Term id.
+	 * @param int    $tt_id    Term taxonomy id.
+	 * @param string $taxonomy Taxonomy.
+	 */
+	public function on_term_edited( $term_id, $tt_id, $taxonomy ) {
+		if ( ! $this->is_content_term_change( $taxonomy ) ) {
+			return;
+		}
+		$s      = $this->scheme();
+		$before = $this->terms_before[ (int) $term_id ] ?? array( 'link' => '' );
+		$after  = $this->term_state( $term_id, $taxonomy );
+		$inv    = ( new Invalidation() )
+			->tags( array( $s->term( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ) )
+			->tags( array( $s->rest_collection( $this->rest_base( $taxonomy ) ) ), true )
+			->reason( sprintf( 'term %d edited', $term_id ) );
+		if ( '' !== $before['link'] && $before['link'] !== $after['link'] ) {
+			// Slug or parent changed: old archive, its pages, feeds and child terms move, and
+			// pages printing the slug (post classes) change.
+			$inv->prefixes( array( $before['link'] ) )->urls( array( $after['link'] ) )->tags( array( $s->term_slug( $term_id ) ) );
+		}
+		unset( $this->terms_before[ (int) $term_id ] );
+		$this->queue( $inv );
+	}
+
+	/**
+	 * Action `delete_term`.
+	 *
+	 * @param int    $term_id  Term id.
+	 * @param int    $tt_id    Term taxonomy id.
+	 * @param string $taxonomy Taxonomy.
+	 */
+	public function on_term_deleted( $term_id, $tt_id, $taxonomy ) {
+		if ( ! $this->is_content_term_change( $taxonomy ) ) {
+			return;
+		}
+		$s      = $this->scheme();
+		$before = $this->terms_before[ (int) $term_id ] ?? array( 'link' => '' );
+		$this->queue(
+			( new Invalidation() )
+				->tags( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ), $s->rest_collection( $this->rest_base( $taxonomy ) ) ) )
+				->prefixes( '' !== $before['link'] ? array( $before['link'] ) : array() )
+				->reason( sprintf( 'term %d deleted', $term_id ) )
+		);
+	}
+
+	/**
+	 * REST base of a taxonomy.
+	 *
+	 * @param string $taxonomy Taxonomy.
+	 * @return string
+	 */
+	private function rest_base( $taxonomy ) {
+		$object = get_taxonomy( $taxonomy );
+		return ( $object && $object->rest_base ) ? $object->rest_base : $taxonomy;
+	}
+}
