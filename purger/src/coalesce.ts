@@ -2,7 +2,7 @@
 // dedupes URLs and tags per site, packs xkey keys into header-budget-sized PURGEKEYS requests,
 // packs prefix bans into anchored alternations, and escalates a URL burst to a site-wide ban.
 import { packPrefixRegexes, packRegexes } from './ban-expression.js';
-import type { StoredEvent } from './normalize.js';
+import type { StoredEvent } from './event-model.js';
 
 export type Invalidation =
   | { kind: 'purge'; site: string; soft: boolean; path: string; eventIds: string[] }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from './http-errors.js';
 import type { Metrics } from './metrics.js';
-import { toStoredEvent, type InputEvent, type StoredEvent } from './normalize.js';
+import { toStoredEvent, type InputEvent, type StoredEvent } from './event-model.js';
 import { NotReplicatedError, type StreamLog } from './stream-log.js';
 import type { TenantLimiter, TenantLimits } from './tenant-limiter.js';
 

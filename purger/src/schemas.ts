@@ -1,13 +1,14 @@
 // TypeBox schemas for every route: request bodies, headers and responses (docs/protocol.md §1).
 import { Type, type Static } from '@sinclair/typebox';
-import { RFC3339 } from './normalize.js';
+import { RFC3339 } from './event-model.js';
+import { SITE_PATTERN } from './normalize.js';
 
 export const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
 export const TAG_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$';
 /** printable ASCII without space: anything else must be percent-encoded by the sender */
 export const URL_PATTERN = '^[!-~]+$';
 export const RFC3339_SRC = RFC3339.source;
-export const SITE_PATTERN_SRC = '^[a-z0-9.-]+(:[0-9]{1,5})?$';
+export const SITE_PATTERN_SRC = SITE_PATTERN.source;
 
 const EventFields = {
   kind: Type.Union([Type.Literal('urls'), Type.Literal('tags'), Type.Literal('prefix'), Type.Literal('all')], {

@@ -2,7 +2,7 @@
 // Appending is one Lua script, so dedupe, log entry, receipt and publish happen together or not
 // at all. Workers read the stream from per-node cursors.
 import type { Redis, Result } from 'ioredis';
-import type { StoredEvent } from './normalize.js';
+import type { StoredEvent } from './event-model.js';
 
 export interface LogEntry {
   streamId: string;

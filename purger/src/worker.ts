@@ -4,17 +4,11 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { NodeDelivery } from './delivery.js';
+import { NodeDelivery } from './node-delivery.js';
 import { NodeDiscovery, type NodeSet, type Resolver } from './discovery.js';
 import { removeNodeSeries, type Metrics } from './metrics.js';
 import type { LogEntry, StreamLog } from './stream-log.js';
 import { VarnishClient } from './varnish-client.js';
-
-export interface AppliedAll {
-  id: string;
-  acceptedAt: number;
-  appliedAt: number;
-}
 
 const TRACK_MAX = 100_000;
 
@@ -24,8 +18,6 @@ export class Worker {
   private readonly tracking = new Map<string, { acceptedAt: number; remaining: number }>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  /** called when an event has been applied on every node this worker serves */
-  onAppliedAll: ((a: AppliedAll) => void) | undefined;
 
   constructor(
     private readonly config: Config,
@@ -101,7 +93,7 @@ export class Worker {
         timeoutMs: this.config.nodeTimeoutMs,
         purgeToken: this.config.varnishPurgeToken,
       });
-      const d = new NodeDelivery(key, client, this.log, { ...this.config, sites: this.config.sites }, this.logger, this.metrics, {
+      const d = new NodeDelivery(key, client, this.log, this.config, this.logger, this.metrics, {
         onApplied: (_node, entries) => this.applied(entries),
       });
       this.deliveries.set(key, d);
@@ -127,7 +119,6 @@ export class Worker {
       if (--t.remaining <= 0) {
         this.tracking.delete(e.streamId);
         this.metrics.appliedLatency.observe((now - t.acceptedAt) / 1000);
-        this.onAppliedAll?.({ id: e.event.id, acceptedAt: t.acceptedAt, appliedAt: now });
       }
     }
   }

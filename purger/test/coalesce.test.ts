@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { coalesce, type Invalidation } from '../src/coalesce.js';
 import { escapeRegex, packPrefixRegexes } from '../src/ban-expression.js';
-import type { StoredEvent } from '../src/normalize.js';
+import type { StoredEvent } from '../src/event-model.js';
 import { requestFor } from '../src/varnish-client.js';
 
 const prefixRegex = (p: string): string => packPrefixRegexes([p], 7168)[0]!;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { normalizeSite, toStoredEvent, urlToPath } from '../src/normalize.js';
+import { toStoredEvent } from '../src/event-model.js';
+import { normalizeSite, urlToPath } from '../src/normalize.js';
 
 const SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 

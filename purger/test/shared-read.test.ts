@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisServer } from './support/processes.js';
-import type { StoredEvent } from '../src/normalize.js';
+import type { StoredEvent } from '../src/event-model.js';
 import { StreamLog } from '../src/stream-log.js';
 
 let server: RedisServer;

@@ -2,7 +2,7 @@
 // without a namespace refused at start.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { toStoredEvent } from '../src/normalize.js';
+import { toStoredEvent } from '../src/event-model.js';
 import { inNamespace, overlappingNamespaces, parseNamespace } from '../src/tag-namespace.js';
 
 const SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { checkReadAccess } from '../bearer.js';
 import { HttpError } from '../http-errors.js';
-import type { StoredEvent } from '../normalize.js';
+import type { StoredEvent } from '../event-model.js';
 import { ErrorReply, ID_PATTERN, ReadAuthHeaders, Receipt, type ReceiptT } from '../schemas.js';
 import { compareIds, type ReceiptMeta, type StreamLog } from '../stream-log.js';
 
