@@ -81,16 +81,18 @@ sub vcl_pass {
 sub vcl_backend_fetch {
     call mc_plain_copy_backend_fetch;
     call mc_grace_backend_fetch;
+    call mc_invalidate_backend_fetch;
 }
 
 sub vcl_backend_response {
     if (bereq.uncacheable) {
         return (deliver);
     }
-    call mc_invalidate_backend_response;
+    call mc_invalidate_backend_response_meta;
     call mc_errors_backend_response;
     call mc_normalize_backend_response;
     call mc_plain_copy_backend_response;
+    call mc_invalidate_backend_response_inflight;
     call mc_static_backend_response;
     call mc_ttl_backend_response;
     return (deliver);

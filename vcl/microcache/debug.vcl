@@ -26,6 +26,9 @@ sub mc_debug_deliver {
         set resp.http.X-Cache = "PASS";
         if (req.http.x-mc-bypass) {
             set resp.http.X-Cache-Reason = req.http.x-mc-bypass;
+        } elsif (resp.http.x-mc-uncacheable) {
+            set resp.http.X-Cache-Reason = resp.http.x-mc-uncacheable;
+            unset resp.http.x-mc-uncacheable;
         } else {
             set resp.http.X-Cache-Reason = "uncacheable";
         }
@@ -44,6 +47,10 @@ sub mc_debug_hide {
     unset resp.http.X-Varnish;
     if (!resp.http.Cache-Control) {
         unset resp.http.Age;
+    }
+    # Only hit-for-miss objects carry a reason (x-mc-uncacheable): no cost on hits.
+    if (obj.uncacheable) {
+        unset resp.http.x-mc-uncacheable;
     }
 }
 

@@ -6,6 +6,10 @@
 # Allowed from `acl purgers` (entry VCL), directly (trust.vcl), and with
 # X-Purge-Token when the entry VCL sets var mc_purge_token.
 #
+# Also here: a page whose fetch began before the last invalidation is not kept
+# (mc_invalidate_stamp, mc_invalidate_backend_fetch,
+# mc_invalidate_backend_response_inflight).
+#
 
 import std;
 import purge;
@@ -64,6 +68,7 @@ sub mc_invalidate_purge_url {
 
 sub mc_invalidate_miss {
     if (req.method == "PURGE") {
+        call mc_invalidate_stamp;
         if (req.http.x-purge-mode ~ "^(?i)soft$") {
             set req.http.x-mc-invalidated = purge.soft();
         } else {
@@ -90,6 +95,7 @@ sub mc_invalidate_purge_keys {
     if (req.http.x-mc-keys !~ "^[ -~]+$") {
         return (synth(400, "Surrogate keys must be printable ASCII, separated by spaces or commas"));
     }
+    call mc_invalidate_stamp;
     if (req.http.xkey-softpurge) {
         set req.http.x-mc-invalidated = xkey.softpurge(req.http.x-mc-keys);
     } else {
@@ -117,6 +123,7 @@ sub mc_invalidate_ban {
         }
         set req.http.x-mc-ban = req.http.x-mc-ban + " && obj.http.x-url ~ " + req.http.x-ban-url;
     }
+    call mc_invalidate_stamp;
     if (!std.ban(req.http.x-mc-ban)) {
         return (synth(400, "Ban rejected: " + std.ban_error()));
     }
@@ -125,9 +132,58 @@ sub mc_invalidate_ban {
 
 # Stored on the object so bans can test obj.* (lurker-friendly); stripped at
 # delivery (mc_invalidate_deliver).
-sub mc_invalidate_backend_response {
+sub mc_invalidate_backend_response_meta {
     set beresp.http.x-url = bereq.url;
     set beresp.http.x-host = bereq.http.host;
+}
+
+# Fetches in flight. Purges and xkey purges skip an object still being fetched,
+# and a ban added during a fetch is not applied to it, so a page rendered
+# before an edit and inserted after its invalidation would keep the old content
+# for its whole TTL (until the purger's repeat). Instead, every accepted
+# invalidation (PURGE, PURGEKEYS, BAN; hard or soft) records when it arrived,
+# before it acts, and a fetch that began at or before that moment is not kept.
+# One global stamp, not one per host: PURGEKEYS names keys, not a site, so only
+# a global stamp is right for every sender. Its cost: a fetch that overlaps any
+# invalidation costs one more origin fetch. Both times are whole microseconds
+# since 2023-11-14 (1700000000 s: a VCL INT stops at 10^15, reached in 2055),
+# written the same way, so a fetch begun in the same microsecond counts as
+# begun before. Strings: vmod var globals are strings and its INT is 32 bits.
+sub mc_invalidate_stamp {
+    var.global_set("mc_invalidated_at", "" + std.integer(real = (std.real(time = now) - 1700000000) * 1000000));
+}
+
+sub mc_invalidate_backend_fetch {
+    if (!bereq.uncacheable) {
+        var.set("mc_fetch_began", "" + std.integer(real = (std.real(time = now) - 1700000000) * 1000000));
+    }
+}
+
+# The common path is one global read and a compare. A refused page is still
+# delivered to the request that fetched it (which asked before the edit
+# landed), as hit-for-miss for 0.1 s. Not a zero TTL: the requests queued
+# behind the fetch (some asked after the invalidation) would then go to the
+# origin one after another; hit-for-miss sends them in parallel. Not 1 s:
+# every request in that second went to the origin too (under bench/freshness.sh,
+# a third of all fetches), where after 0.1 s they queue behind one fetch again.
+# A background refresh is abandoned instead: the stale copy it was replacing
+# stays if the invalidation left it (soft), and the next request refreshes it.
+sub mc_invalidate_backend_response_inflight {
+    if (!var.get("mc_fetch_began") ||
+        std.integer(var.global_get("mc_invalidated_at"), 0) < std.integer(var.get("mc_fetch_began"), 0)) {
+        return;
+    }
+    if (bereq.is_bgfetch) {
+        std.log("mc: background fetch began before an invalidation: abandoned");
+        return (abandon);
+    }
+    std.log("mc: fetch began before an invalidation: not kept");
+    set beresp.ttl = 0.1s;
+    set beresp.grace = 0s;
+    set beresp.keep = 0s;
+    set beresp.uncacheable = true;
+    set beresp.http.x-mc-uncacheable = "fetch began before an invalidation";
+    return (deliver);
 }
 
 # Surrogate keys and ban metadata are ours; a trusted host can ask to see
