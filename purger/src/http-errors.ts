@@ -33,6 +33,7 @@ export function describeValidation(v: ValidationIssue): { field: string; message
     case 'pattern':
       if (/\/urls\/\d+$/.test(field)) return { field, message: 'URL must be printable ASCII without spaces (percent-encode anything else)' };
       if (/\/tags\/\d+$/.test(field)) return { field, message: `tag must match ${String(p.pattern)} (letters, digits and _.:- only)` };
+      if (field === '/id') return { field, message: 'event id must be 1 to 128 characters: letters, digits and _.:- only' };
       if (field === '/site') return { field, message: 'site must be a normalized host[:port]: lower-case, no trailing dot, no :80/:443' };
       if (/\/time$/.test(field)) return { field, message: 'not an RFC 3339 date-time (e.g. 2026-11-22T10:00:00Z)' };
       return { field, message: `must match ${String(p.pattern)}` };

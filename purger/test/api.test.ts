@@ -238,6 +238,17 @@ describe('operator, receipts, health, OpenAPI, metrics', () => {
     expect(r.statusCode).toBe(404);
   });
 
+  it('GET /v1/events/:id takes every id a webhook may carry (128 characters) and refuses longer ones with a 400', async () => {
+    // Fastify's router cut path parameters at 100 characters with an undocumented 414 (found by the fuzz run).
+    const longest = await svc.app.inject({ method: 'GET', url: `/v1/events/${'a'.repeat(128)}`, headers: READ_AUTH });
+    expect(longest.statusCode).toBe(404);
+    const tooLong = await svc.app.inject({ method: 'GET', url: `/v1/events/${'a'.repeat(129)}`, headers: READ_AUTH });
+    expect(tooLong.statusCode).toBe(400);
+    const huge = await svc.app.inject({ method: 'GET', url: `/v1/events/${'0'.repeat(5000)}`, headers: READ_AUTH });
+    expect(huge.statusCode).toBe(400);
+    expect(huge.json()).toMatchObject({ field: '/id', message: 'event id must be 1 to 128 characters: letters, digits and _.:- only' });
+  });
+
   it('serves health, readiness, OpenAPI and metrics', async () => {
     expect((await svc.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
     const ready = await waitFor('ready', async () => {

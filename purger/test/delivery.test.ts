@@ -10,7 +10,7 @@ let svc: Service;
 
 beforeAll(async () => {
   stack = await Stack.start({ nodes: 2 });
-  svc = await stack.service({ PURGER_REPURGE_DELAY_MS: '1500' });
+  svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '300,1500' });
   await waitFor('worker knows both nodes', () => svc.worker!.nodeCount === 2);
 });
 
@@ -83,11 +83,11 @@ describe('invalidation reaches every node and really removes objects', () => {
     const e = urlEvent(['/race/']);
     await postEvents(svc.url, { site: SITE, events: [e] });
     await appliedEverywhere(svc, e.id, 2);
-    // A fetch that started before the edit lands after the first purge: the old page is cached.
+    // A fetch that started before the edit lands after the first purge: the old page is cached
+    // (and, if the 300 ms repeat has not passed yet, served once more after the edit).
     for (const v of stack.varnishes) expect(await v.get(SITE, '/race/')).toMatchObject({ body: '/race/ v1\n', cache: 'MISS' });
     stack.origin.edit('/race/');
-    for (const v of stack.varnishes) expect((await v.get(SITE, '/race/')).body).toBe('/race/ v1\n');
-    // The delayed second purge removes it.
+    // No other event names the page: only the delayed repeats can remove it.
     for (const v of stack.varnishes) {
       await waitFor('second purge', async () => (await v.get(SITE, '/race/')).body === '/race/ v2\n', 10_000);
     }
