@@ -24,7 +24,7 @@ esac
 [[ $mode == quick ]] && export REL_RESULTS_DIR=$STACK_REPO/.results/reliability
 
 source testkit/stack.sh
-export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAY_MS=1000
+export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAYS_MS=300,1000
 if [[ $mode == soak ]]; then
   # The purger keeps events and receipts 24 h by default, so Redis grows for a day before it is
   # flat. The soak keeps them 120 s (its warm-up) to measure the steady state within ten minutes.

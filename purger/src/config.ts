@@ -130,38 +130,18 @@ export function secretFromEnv(env: Env, name: string, problems: string[], read: 
 /** The default schedule: soon after the slowest in-flight fetch on loopback, then a late safety net. */
 export const DEFAULT_REPURGE_DELAYS_MS = [300, 2000];
 
-/**
- * PURGER_REPURGE_DELAYS_MS (`300,2000`: increasing, 1 to 5 delays; `0` or empty = no repeats).
- * The older PURGER_REPURGE_DELAY_MS still works: it sets the last delay of the default schedule
- * (`2000` → 300,2000; `1000` → 300,1000; `200` → 200; `0` → no repeats).
- */
+/** PURGER_REPURGE_DELAYS_MS (`300,2000`: increasing, 1 to 5 delays; `0` or empty = no repeats). */
 function repurgeDelays(env: Env, problems: string[]): number[] {
   const list = env.PURGER_REPURGE_DELAYS_MS;
-  const single = env.PURGER_REPURGE_DELAY_MS?.trim();
-  if (list !== undefined && single) {
-    problems.push('PURGER_REPURGE_DELAYS_MS and PURGER_REPURGE_DELAY_MS: set one (PURGER_REPURGE_DELAY_MS is the older, single-delay form)');
+  if (list === undefined) return DEFAULT_REPURGE_DELAYS_MS;
+  const parts = list.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  if (parts.length === 0 || (parts.length === 1 && parts[0] === '0')) return [];
+  const delays = parts.map(Number);
+  if (parts.length > 5 || parts.some((p) => !/^[0-9]+$/.test(p)) || delays.some((d) => d < 1 || d > 600_000) || delays.some((d, i) => i > 0 && d <= delays[i - 1]!)) {
+    problems.push(`PURGER_REPURGE_DELAYS_MS="${list}": expected 1 to 5 increasing delays in ms between 1 and 600000, comma-separated (e.g. 300,2000), or 0 for none`);
     return DEFAULT_REPURGE_DELAYS_MS;
   }
-  if (list !== undefined) {
-    const parts = list.split(',').map((p) => p.trim()).filter((p) => p !== '');
-    if (parts.length === 0 || (parts.length === 1 && parts[0] === '0')) return [];
-    const delays = parts.map(Number);
-    if (parts.length > 5 || parts.some((p) => !/^[0-9]+$/.test(p)) || delays.some((d) => d < 1 || d > 600_000) || delays.some((d, i) => i > 0 && d <= delays[i - 1]!)) {
-      problems.push(`PURGER_REPURGE_DELAYS_MS="${list}": expected 1 to 5 increasing delays in ms between 1 and 600000, comma-separated (e.g. 300,2000), or 0 for none`);
-      return DEFAULT_REPURGE_DELAYS_MS;
-    }
-    return delays;
-  }
-  if (single) {
-    if (!/^[0-9]+$/.test(single) || Number(single) > 600_000) {
-      problems.push(`PURGER_REPURGE_DELAY_MS="${single}": expected a whole number between 0 and 600000`);
-      return DEFAULT_REPURGE_DELAYS_MS;
-    }
-    const d = Number(single);
-    if (d === 0) return [];
-    return d > DEFAULT_REPURGE_DELAYS_MS[0]! ? [DEFAULT_REPURGE_DELAYS_MS[0]!, d] : [d];
-  }
-  return DEFAULT_REPURGE_DELAYS_MS;
+  return delays;
 }
 
 /**

@@ -16,7 +16,7 @@ describe('loadConfig', () => {
   it('reports every bad variable at once, without echoing secrets', () => {
     let err: unknown;
     try {
-      loadConfig({ PURGER_ROLE: 'both', PURGER_PORT: 'http', PURGER_WEBHOOK_SECRETS: 'whsec_!!secretvalue', VARNISH_NODES: 'novarnish', PURGER_REPURGE_DELAY_MS: '-1' });
+      loadConfig({ PURGER_ROLE: 'both', PURGER_PORT: 'http', PURGER_WEBHOOK_SECRETS: 'whsec_!!secretvalue', VARNISH_NODES: 'novarnish', PURGER_REPURGE_DELAYS_MS: '-1' });
     } catch (e) {
       err = e;
     }
@@ -27,20 +27,16 @@ describe('loadConfig', () => {
     expect(p).toContain('PURGER_WEBHOOK_SECRETS entry 1');
     expect(p).not.toContain('secretvalue');
     expect(p).toContain('VARNISH_NODES: "novarnish" is not host:port');
-    expect(p).toContain('PURGER_REPURGE_DELAY_MS');
+    expect(p).toContain('PURGER_REPURGE_DELAYS_MS="-1"');
   });
 
-  it('reads the repeat schedule, and the older single delay as the last repeat of the default schedule', () => {
+  it('reads the repeat schedule', () => {
     const base = { PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' };
     expect(loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '250, 1000,5000' }).repurgeDelaysMs).toEqual([250, 1000, 5000]);
     expect(loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '0' }).repurgeDelaysMs).toEqual([]);
-    expect(loadConfig({ ...base, PURGER_REPURGE_DELAY_MS: '2000' }).repurgeDelaysMs).toEqual([300, 2000]);
-    expect(loadConfig({ ...base, PURGER_REPURGE_DELAY_MS: '1000' }).repurgeDelaysMs).toEqual([300, 1000]);
-    expect(loadConfig({ ...base, PURGER_REPURGE_DELAY_MS: '200' }).repurgeDelaysMs).toEqual([200]);
-    expect(loadConfig({ ...base, PURGER_REPURGE_DELAY_MS: '0' }).repurgeDelaysMs).toEqual([]);
     expect(() => loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '2000,300' })).toThrow(/PURGER_REPURGE_DELAYS_MS="2000,300": expected 1 to 5 increasing delays/);
     expect(() => loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '300,x' })).toThrow(/PURGER_REPURGE_DELAYS_MS/);
-    expect(() => loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '300', PURGER_REPURGE_DELAY_MS: '2000' })).toThrow(/set one/);
+    expect(loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '200' }).repurgeDelaysMs).toEqual([200]);
   });
 
   it('reads site-scoped secrets (site=whsec_…) next to global ones', () => {

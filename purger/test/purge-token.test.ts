@@ -27,7 +27,7 @@ afterAll(async () => {
 
 describe('a Varnish node that requires X-Purge-Token', () => {
   it('refuses the purger without the token (403, retried, the page stays)', async () => {
-    const svc = await stack.service({ PURGER_REPURGE_DELAY_MS: '0' });
+    const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
     await waitFor('node known', () => svc.worker!.nodeCount === 1);
     await warm(stack, ['/no-token/']);
     const e = urlEvent(['/no-token/']);
@@ -39,7 +39,7 @@ describe('a Varnish node that requires X-Purge-Token', () => {
   });
 
   it('sends the token on PURGE, PURGEKEYS and BAN: every kind is applied', async () => {
-    const svc = await stack.service({ PURGER_REPURGE_DELAY_MS: '0', VARNISH_PURGE_TOKEN: TOKEN });
+    const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0', VARNISH_PURGE_TOKEN: TOKEN });
     await waitFor('node known', () => svc.worker!.nodeCount === 1);
     await warm(stack, ['/tok/url/', '/tok/key/', '/tok/prefix/a/']);
     const events = [
@@ -61,7 +61,7 @@ describe('a Varnish node that requires X-Purge-Token', () => {
     const file = join(dir, 'token');
     writeFileSync(file, `${TOKEN}\n`, { mode: 0o600 });
     const port = await freePort();
-    const proc = stack.spawn({ PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'trace', PURGER_REPURGE_DELAY_MS: '0', VARNISH_PURGE_TOKEN_FILE: file });
+    const proc = stack.spawn({ PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'trace', PURGER_REPURGE_DELAYS_MS: '0', VARNISH_PURGE_TOKEN_FILE: file });
     const url = `http://127.0.0.1:${port}`;
     await waitFor('ready', async () => (await fetch(`${url}/readyz`)).status === 200);
     await warm(stack, ['/tok/file/']);

@@ -25,7 +25,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('a node that is unreachable, then back', () => {
   it('gets its whole backlog; the other node is not held up', async () => {
     stack = await Stack.start({ nodes: 2 });
-    const svc = await stack.service({ PURGER_REPURGE_DELAY_MS: '0' });
+    const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
     const [a, b] = stack.varnishes as [NonNullable<Stack['varnishes'][0]>, NonNullable<Stack['varnishes'][0]>];
     await waitFor('nodes', () => svc.worker!.nodeCount === 2);
     const paths = ['/down/1/', '/down/2/', '/down/3/'];
@@ -54,7 +54,7 @@ describe('a node that is unreachable, then back', () => {
 describe('a node that restarted (empty cache)', () => {
   it('skips the stale backlog, then applies new events', async () => {
     stack = await Stack.start({ nodes: 2 });
-    const svc = await stack.service({ PURGER_REPURGE_DELAY_MS: '0' });
+    const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
     const b = stack.varnishes[1]!;
     await waitFor('nodes', () => svc.worker!.nodeCount === 2);
     await b.stop();
@@ -81,7 +81,7 @@ describe('a node that restarted (empty cache)', () => {
 
 describe('a worker killed and restarted mid-burst', () => {
   it('replays from its cursors: every event is applied on every node', async () => {
-    stack = await Stack.start({ nodes: 2, env: { PURGER_REPURGE_DELAY_MS: '0' } });
+    stack = await Stack.start({ nodes: 2, env: { PURGER_REPURGE_DELAYS_MS: '0' } });
     const ingest = await stack.service({ PURGER_ROLE: 'ingest' });
     const paths = Array.from({ length: 20 }, (_, i) => `/burst/${i}/`);
     await warm(stack, paths);
@@ -125,7 +125,7 @@ describe('a worker killed and restarted mid-burst', () => {
 describe('Redis restarted', () => {
   it('keeps accepted events across a Redis crash and delivers them; the worker resubscribes', async () => {
     stack = await Stack.start({ nodes: 2 });
-    const svc = await stack.service({ PURGER_REPURGE_DELAY_MS: '0' });
+    const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
     await waitFor('nodes', () => svc.worker!.nodeCount === 2);
     await warm(stack, ['/redis/1/', '/redis/2/']);
     for (const v of stack.varnishes) v.pause();
@@ -148,7 +148,7 @@ describe('Redis restarted', () => {
 
 describe('graceful shutdown', () => {
   it('SIGTERM stops promptly even while a node is failing, and the next worker delivers the rest', async () => {
-    stack = await Stack.start({ nodes: 2, env: { PURGER_REPURGE_DELAY_MS: '0' } });
+    stack = await Stack.start({ nodes: 2, env: { PURGER_REPURGE_DELAYS_MS: '0' } });
     const b = stack.varnishes[1]!;
     await warm(stack, ['/bye/']);
     const port = String(await (await import('./support/processes.js')).freePort());
@@ -173,7 +173,7 @@ describe('graceful shutdown', () => {
 
 describe('a node whose cursor fell off the end of the log', () => {
   it('gets a site-wide ban instead of the lost events, and it is logged and counted', async () => {
-    stack = await Stack.start({ nodes: 2, env: { PURGER_STREAM_MAXLEN: '100', PURGER_REPURGE_DELAY_MS: '0' } });
+    stack = await Stack.start({ nodes: 2, env: { PURGER_STREAM_MAXLEN: '100', PURGER_REPURGE_DELAYS_MS: '0' } });
     const svc = await stack.service();
     const b = stack.varnishes[1]!;
     await waitFor('nodes', () => svc.worker!.nodeCount === 2);

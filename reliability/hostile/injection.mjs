@@ -38,7 +38,7 @@ export function isEscapedPrefix(re) {
 export async function run({ env, log }) {
   const [node] = (await startNodes(env, 1, { lurkerAge: '3600' })).slice(1);
   const prefix = newPrefix('inject');
-  const purger = await startPurger(env, { prefix, nodes: [node.node], extra: { PURGER_REPURGE_DELAY_MS: '0' } });
+  const purger = await startPurger(env, { prefix, nodes: [node.node], extra: { PURGER_REPURGE_DELAYS_MS: '0' } });
   try {
     const canaries = ['/', '/feed/', ...(await postPaths(env, 8)).map((p) => p.path)];
     await warm([node], canaries);

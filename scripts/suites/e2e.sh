@@ -7,7 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source testkit/stack.sh
 
-export DEMO_POSTS=${E2E_DEMO_POSTS:-150} WP_CRON_INTERVAL=${E2E_CRON_INTERVAL:-2} PURGER_REPURGE_DELAY_MS=${E2E_REPURGE_DELAY_MS:-1000}
+export DEMO_POSTS=${E2E_DEMO_POSTS:-150} WP_CRON_INTERVAL=${E2E_CRON_INTERVAL:-2} PURGER_REPURGE_DELAYS_MS=${E2E_REPURGE_DELAYS_MS:-300,1000}
 rc=1
 teardown() { if ((rc != 0)); then temp_stack_down keep-logs; else temp_stack_down; fi; }
 trap teardown EXIT

@@ -20,6 +20,8 @@ const EDITS = Number(process.env.E2E_EDITS || 20);
 const RANDOM_EDITS = Number(process.env.E2E_RANDOM_EDITS || 50);
 const SEED = Number(process.env.E2E_SEED || Date.now() % 100000);
 const run = promisify(execFile);
+// The purger's last repeat of an invalidation (PURGER_REPURGE_DELAYS_MS, as the stack sets it).
+const lastRepeatMs = () => Math.max(0, ...(process.env.PURGER_REPURGE_DELAYS_MS || '300,2000').split(',').map(Number));
 
 const edge = (path, opts = {}) => request(EDGE, path, { host: SITE_HOST, ...opts });
 const origin = (path, opts = {}) => request(ORIGIN, path, { host: SITE_HOST, ...opts });
@@ -80,7 +82,7 @@ async function settle(limitMs = 120000) {
     const backlog = [...metrics.matchAll(/^purger_node_backlog(?:\{[^}]*\})?\s+([0-9.e+-]+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
     return rows === 0 && backlog === 0;
   }, limitMs, 250);
-  await sleep(Number(process.env.PURGER_REPURGE_DELAY_MS || 2000) + 1000);
+  await sleep(lastRepeatMs() + 1000);
   return t;
 }
 
@@ -125,7 +127,7 @@ sched.seen = (async () => {
   return null;
 })();
 // Let the purges of that creation (and their delayed repeat) pass before timing cache hits.
-await sleep(Number(process.env.PURGER_REPURGE_DELAY_MS || 2000) + 1000);
+await sleep(lastRepeatMs() + 1000);
 
 // ─── 1. caching and bypass ───────────────────────────────────────────────────────────
 await check('1. anonymous pages are cached; logged-in and wp-admin bypass', async () => {

@@ -42,7 +42,7 @@ start)
   REDIS_URL="redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT" \
   PURGER_WEBHOOK_SECRETS=$WEBHOOK_SECRET PURGER_OPERATOR_TOKEN=$OPERATOR_TOKEN VARNISH_PURGE_TOKEN=$VARNISH_PURGE_TOKEN \
   PURGER_SITES=$SITE_HOST VARNISH_NODES=127.0.0.1:$VARNISH_PORT \
-  PURGER_REPURGE_DELAY_MS=$PURGER_REPURGE_DELAY_MS NODE_ENV=production \
+  PURGER_REPURGE_DELAYS_MS=$PURGER_REPURGE_DELAYS_MS NODE_ENV=production \
   HOME=$home npm_config_cache=$home/npm npm_config_update_notifier=false \
     spawn purger "${DROP[@]}" npm --prefix "$dir" start
   wait_until 60 "purger readiness on port $PURGER_PORT" http_ok "http://127.0.0.1:$PURGER_PORT/readyz" \
