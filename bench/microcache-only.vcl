@@ -3,6 +3,17 @@
 # kept fresh by purges) is dropped before microcache.vcl reads it, so every page gets the 1 s
 # default TTL. Subroutines of the same name run in the order they appear; microcache.vcl's
 # vcl_backend_response returns, so this must come first.
+#
+# This Varnish gets no purges, so its entry trusts no address (PURGERS empty): the load
+# generators on loopback are served as visitors are, not as the stack's trusted operator
+# (whose requests cost more: cache state, relay checks). The cache state is shown to everyone
+# instead, so k6 can count hits (X-Cache) and make bench can ask /varnish-health.
+import var;
+
+sub vcl_recv {
+    var.set("mc_debug_headers", "all");
+}
+
 sub vcl_backend_response {
     unset beresp.http.Surrogate-Control;
 }

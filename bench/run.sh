@@ -46,9 +46,10 @@ declare -A URL=(
   [origin]=http://127.0.0.1:$WEB_PORT
   [nginx]=http://127.0.0.1:$MICROCACHE_NGINX_PORT
   [vcl]=http://127.0.0.1:$MICROCACHE_VARNISH_PORT
+  [minimal]=http://127.0.0.1:$MICROCACHE_MINIMAL_PORT
   [purge]=http://127.0.0.1:$VARNISH_PORT
 )
-declare -A VARNISH_WORKDIR=([vcl]=$STACK_DIR/varnish-microcache [purge]=$STACK_DIR/varnish)
+declare -A VARNISH_WORKDIR=([vcl]=$STACK_DIR/varnish-microcache [minimal]=$STACK_DIR/varnish-minimal [purge]=$STACK_DIR/varnish)
 TARGETS=(origin nginx vcl purge)
 
 # Every published post, newest first (rank 1 of the Zipf distribution is the newest post):
@@ -78,6 +79,7 @@ server_pids() {
   case $1 in
     nginx) pidfile nginx-microcache ;;
     vcl) pidfile varnish-microcache ;;
+    minimal) pidfile varnish-minimal ;;
     purge) pidfile varnish ;;
   esac
 }
@@ -98,7 +100,7 @@ cpu_snapshot() {
 varnish_healthy() { curl -s -o /dev/null -D- -H "Host: $SITE_HOST" "http://127.0.0.1:$1/varnish-health" | grep -qi '^X-Backend-Health: healthy'; }
 settle() {
   local p
-  for p in "$VARNISH_PORT" "$MICROCACHE_VARNISH_PORT"; do
+  for p in "$VARNISH_PORT" "$MICROCACHE_VARNISH_PORT" "$MICROCACHE_MINIMAL_PORT"; do
     wait_until 60 "Varnish on port $p to see the origin healthy" varnish_healthy "$p" || echo "bench: warning: origin still sick for Varnish on $p"
   done
 }
@@ -211,18 +213,19 @@ for t in "${TARGETS[@]}"; do
   hit=0.9 p99=5000; [[ $t == origin ]] && hit=0 p99=60000
   measure "hot-url.$t" hot-url "$t" '"GET / HTTP' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99
 done
-# hot-url with wrk, the reference's method: wrk's defaults (2 threads, 10 connections, 10 s runs).
+# hot-url with wrk, the reference's method (minimal Varnish as a third column: what the full VCL
+# costs over the least a microcache needs, on the same varnishd parameters): wrk's defaults (2 threads, 10 connections, 10 s runs).
 # cold: on a post neither cache has served yet, so the run starts the way a page turns hot (and
 # the way fresh caches meet wrk); warm: the same post again, now cached. plain sends wrk's own
-# headers, gzip adds Accept-Encoding: gzip. NGINX and the VCL alternate, so drift on a shared
-# machine hits both alike; bench/report.py takes the median over rounds.
+# headers, gzip adds Accept-Encoding: gzip. NGINX, the minimal Varnish and the VCL alternate, so
+# drift on a shared machine hits all alike; bench/report.py takes the median over rounds.
 n=0
 for ((round = 1; round <= WRK_ROUNDS; round++)); do
   for enc in plain gzip; do
     n=$((n + 1))
     path=$(sed -n "$((n + 1))p" "$RUNS_DIR/urls.txt")
     for state in cold warm; do
-      for t in nginx vcl; do wrk_measure "wrk.$state.$enc.$t.$round" "$t" "$enc" "$path"; done
+      for t in nginx minimal vcl; do wrk_measure "wrk.$state.$enc.$t.$round" "$t" "$enc" "$path"; done
     done
   done
 done

@@ -1,29 +1,48 @@
 #!/usr/bin/env bash
-# varnish-microcache.sh start|stop: a second varnishd on 127.0.0.1:$MICROCACHE_VARNISH_PORT in
-# pure microcache mode (1 s TTL, grace, coalescing; no purges needed), in front of the same
-# origin as the stack's own Varnish. Its entry VCL is the stack's (stack/native-vcl.sh) with
-# bench/microcache-only.vcl included before microcache.vcl.
+# varnish-microcache.sh start|stop|vcl [full|minimal]: another varnishd in pure microcache mode (1 s
+# TTL, grace, coalescing; no purges needed) in front of the same origin as the stack's own
+# Varnish, with the same varnishd parameters (Debian's defaults).
+#   full     (default) on $MICROCACHE_VARNISH_PORT: the stack's entry VCL (stack/native-vcl.sh)
+#            trusting no address, with bench/microcache-only.vcl included before vcl/microcache.vcl
+#   minimal  on $MICROCACHE_MINIMAL_PORT: bench/minimal-varnish.vcl, the reference a hot hit
+#            through the full VCL is measured against
 # Uses the stack's settings (STACK_DIR, WEB_PORT: stack/lib.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../stack/lib.sh"
-workdir=$STACK_DIR/varnish-microcache vcl=$CONF_DIR/varnish-microcache.vcl
+flavour=${2:-full}
+case $flavour in
+  full) name=varnish-microcache port_var=MICROCACHE_VARNISH_PORT ;;
+  minimal) name=varnish-minimal port_var=MICROCACHE_MINIMAL_PORT ;;
+  *) die "usage: $0 start|stop|vcl [full|minimal]" ;;
+esac
+workdir=$STACK_DIR/$name vcl=$CONF_DIR/$name.vcl
+
+# The entry VCL: the origin at 127.0.0.1:$WEB_PORT, then the flavour's VCL.
+entry_vcl() {
+  if [[ $flavour == full ]]; then
+    PURGERS="" "$STACK_REPO/stack/native-vcl.sh" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" "$here/microcache-only.vcl"
+  else
+    printf 'vcl 4.1;\nbackend default { .host = "127.0.0.1"; .port = "%s"; }\ninclude "%s";\n' "$WEB_PORT" "$here/minimal-varnish.vcl"
+  fi
+}
+
 case ${1:-} in
+vcl) entry_vcl ;;   # for scripts/lint/vcl.sh
 start)
-  is_running varnish-microcache && exit 0
-  port=${MICROCACHE_VARNISH_PORT:?set MICROCACHE_VARNISH_PORT}
-  require_free_port "$port" MICROCACHE_VARNISH_PORT
+  is_running "$name" && exit 0
+  port=${!port_var:?set $port_var}
+  require_free_port "$port" "$port_var"
   mkdir -p "$workdir" "$CONF_DIR" "$RUN_DIR" "$LOG_DIR"
-  "$STACK_REPO/stack/native-vcl.sh" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" "$here/microcache-only.vcl" \
-    >"$vcl.tmp" || die "cannot write $vcl"
+  entry_vcl >"$vcl.tmp" || die "cannot write $vcl"
   mv "$vcl.tmp" "$vcl"
   chmod 644 "$vcl"
   varnishd -n "$workdir" -a "127.0.0.1:$port" -T 127.0.0.1:0 -f "$vcl" \
     -p "vcl_path=$STACK_REPO/vcl:/usr/share/varnish/vcl" -s "$VARNISH_STORAGE" \
-    -P "$RUN_DIR/varnish-microcache.pid" >>"$LOG_DIR/varnish-microcache.log" 2>&1 \
-    || die "varnishd (microcache) failed to start; see $LOG_DIR/varnish-microcache.log"
-  wait_until 30 "microcache Varnish on port $port" port_busy "$port" || die "varnishd did not listen on $port"
+    -P "$RUN_DIR/$name.pid" >>"$LOG_DIR/$name.log" 2>&1 \
+    || die "varnishd ($flavour microcache) failed to start; see $LOG_DIR/$name.log"
+  wait_until 30 "$flavour microcache Varnish on port $port" port_busy "$port" || die "varnishd did not listen on $port"
   ;;
-stop) stop_pid varnish-microcache ;;
-*) die "usage: $0 start|stop" ;;
+stop) stop_pid "$name" ;;
+*) die "usage: $0 start|stop|vcl [full|minimal]" ;;
 esac

@@ -6,14 +6,15 @@ K6_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 source testkit/stack.sh   # temp_stack_up, temp_stack_down
 
-# start_microcaches: the benchmark's two pure microcaches in front of the stack's origin, NGINX as
-# in the article (bench/nginx-microcache.sh) and vcl/microcache.vcl with a 1 s TTL
-# (bench/varnish-microcache.sh), on free ports exported as MICROCACHE_NGINX_PORT and
-# MICROCACHE_VARNISH_PORT; their pids live under STACK_DIR, so temp_stack_down stops them.
+# start_microcaches: the benchmark's pure microcaches in front of the stack's origin, NGINX as in
+# the article (bench/nginx-microcache.sh), vcl/microcache.vcl with a 1 s TTL and a minimal
+# Varnish (bench/varnish-microcache.sh full|minimal), on free ports exported as
+# MICROCACHE_NGINX_PORT, MICROCACHE_VARNISH_PORT and MICROCACHE_MINIMAL_PORT; their pids live
+# under STACK_DIR, so temp_stack_down stops them.
 start_microcaches() {
-  read -r MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT < <(free_ports 2)
-  export MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT
-  bench/nginx-microcache.sh start && bench/varnish-microcache.sh start
+  read -r MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT MICROCACHE_MINIMAL_PORT < <(free_ports 3)
+  export MICROCACHE_VARNISH_PORT MICROCACHE_NGINX_PORT MICROCACHE_MINIMAL_PORT
+  bench/nginx-microcache.sh start && bench/varnish-microcache.sh start full && bench/varnish-microcache.sh start minimal
 }
 
 # k6_run NAME SCRIPT [VAR=VALUE...]: runs k6/SCRIPT.js with those variables; the summary goes

@@ -3,13 +3,18 @@
 # origin at HOST:PORT with default.vcl's probe and its unprobed twin (microcache/sick-origin.vcl),
 # `acl purgers` on loopback, the purger's token read from TOKEN_FILE, then includes each
 # VCL_FILE (absolute paths; bench/varnish-microcache.sh adds bench/microcache-only.vcl) before
-# microcache.vcl. Includes resolve through varnishd's -p vcl_path=<repo>/vcl.
+# microcache.vcl. Includes resolve through varnishd's -p vcl_path=<repo>/vcl. PURGERS (addresses,
+# space-separated; default "127.0.0.1 ::1", may be empty) fills acl purgers.
 set -euo pipefail
 (($# >= 3)) || { echo "usage: native-vcl.sh HOST PORT TOKEN_FILE [VCL_FILE...]" >&2; exit 2; }
 host=$1 port=$2 token=$3
 shift 3
 [[ $host =~ ^[A-Za-z0-9.:-]+$ ]] || { echo "native-vcl: host '$host' is not a host name or address" >&2; exit 1; }
 [[ $port =~ ^[0-9]{1,5}$ ]] || { echo "native-vcl: port '$port' is not a port number" >&2; exit 1; }
+read -ra purgers <<<"${PURGERS-127.0.0.1 ::1}"
+for addr in "${purgers[@]}"; do
+  [[ $addr =~ ^[0-9A-Fa-f.:/]+$ ]] || { echo "native-vcl: PURGERS entry '$addr' is not an address or prefix" >&2; exit 1; }
+done
 for path in "$token" "$@"; do
   [[ $path =~ ^/[A-Za-z0-9._/-]+$ ]] || { echo "native-vcl: '$path' must be an absolute path without quotes or spaces" >&2; exit 1; }
 done
@@ -52,8 +57,7 @@ backend default_unprobed {
 }
 
 acl purgers {
-    "127.0.0.1";
-    "::1";
+$(for addr in "${purgers[@]}"; do printf '    "%s";\n' "$addr"; done)
 }
 
 sub vcl_init {

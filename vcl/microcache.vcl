@@ -54,7 +54,6 @@ sub vcl_recv {
     call mc_bypass_recv_method;
     call mc_static_recv;
     call mc_bypass_recv_personal;
-    call mc_cors_recv;
     call mc_normalize_recv_cookies;
     call mc_grace_recv;
     return (hash);
@@ -79,6 +78,8 @@ sub vcl_pass {
 }
 
 sub vcl_backend_fetch {
+    call mc_forwarded_backend_fetch;
+    call mc_cors_backend_fetch;
     call mc_plain_copy_backend_fetch;
     call mc_grace_backend_fetch;
     call mc_invalidate_backend_fetch;

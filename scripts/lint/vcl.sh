@@ -6,7 +6,8 @@
 #     this one command; the machine's /etc/hosts is untouched).
 #   - the native stack's entry (stack/native-vcl.sh), which also includes microcache/sick-origin.vcl;
 #   - bench's pure-microcache entry (the same plus bench/microcache-only.vcl);
-#   - the smallest entry: a backend, acl purgers, include "microcache.vcl".
+#   - the smallest entry: a backend, acl purgers, include "microcache.vcl";
+#   - bench's minimal Varnish (bench/minimal-varnish.vcl), the reference of make bench's hot path.
 # Every file under vcl/microcache/ must be included by microcache.vcl or default.vcl, and the
 # native stack's backends (probe, unprobed twin, timeouts) must be default.vcl's but for the address.
 set -uo pipefail
@@ -52,7 +53,7 @@ fi
 printf 'tok-0123456789abcdef\n' >"$tmp/token"
 stack/native-vcl.sh 127.0.0.1 80 "$tmp/token" >"$tmp/stack.vcl" || problem "stack/native-vcl.sh failed"
 compile "the native stack's entry (stack/native-vcl.sh)" "$tmp/stack.vcl"
-stack/native-vcl.sh 127.0.0.1 80 "$tmp/token" "$PWD/bench/microcache-only.vcl" >"$tmp/bench.vcl" || problem "stack/native-vcl.sh failed"
+STACK_DIR=$tmp/stack bench/varnish-microcache.sh vcl full >"$tmp/bench.vcl" || problem "bench/varnish-microcache.sh vcl full failed"
 compile "bench's entry (+ bench/microcache-only.vcl)" "$tmp/bench.vcl"
 cat >"$tmp/minimal.vcl" <<'VCL'
 vcl 4.1;
@@ -61,6 +62,8 @@ acl purgers { "127.0.0.1"; }
 include "microcache.vcl";
 VCL
 compile "the minimal entry (include \"microcache.vcl\")" "$tmp/minimal.vcl"
+STACK_DIR=$tmp/stack bench/varnish-microcache.sh vcl minimal >"$tmp/bench-minimal.vcl" || problem "bench/varnish-microcache.sh vcl minimal failed"
+compile "bench's minimal Varnish (bench/minimal-varnish.vcl)" "$tmp/bench-minimal.vcl"
 
 # The native stack's backends are default.vcl's (probe, twin, timeouts) but for the address.
 backends() { awk '/^backend /{on=1} on && !/^[[:space:]]*#/ && !/\.(host|port)[[:space:]]*=/{print} on && /^}/{on=0}' "$1"; }
@@ -73,5 +76,5 @@ for f in vcl/microcache/*.vcl; do
 done
 
 features=(vcl/microcache/*.vcl)
-echo "lint vcl: $n entry VCLs (default.vcl, the native stack's, bench's, the minimal one) over ${#features[@]} feature files, $bad problems"
+echo "lint vcl: $n entry VCLs (default.vcl, the native stack's, bench's two, the minimal one) over ${#features[@]} feature files, $bad problems"
 ((bad == 0))

@@ -35,9 +35,7 @@ result "setup aborts at once when the target is down" $(( code == 108 && SECONDS
 
 export DEMO_POSTS=${K6_SMOKE_POSTS:-60}
 if ! temp_stack_up k6; then result "stack starts" 1; finish; fi
-read -r MICROCACHE_VARNISH_PORT < <(free_ports 1)
-export MICROCACHE_VARNISH_PORT
-bench/varnish-microcache.sh start || { result "microcache varnishd starts" 1; finish; }
+start_microcaches || { result "the benchmark's microcaches start" 1; finish; }
 APP_PASSWORD=$(stack/prepare-wordpress.sh app-password k6) || { result "application password" 1; finish; }
 EDGE=http://127.0.0.1:$VARNISH_PORT
 common=("TARGET=$EDGE" "SITE_HOST=$SITE_HOST")
@@ -56,6 +54,14 @@ print(f"wrk hot-url: {w['requests']} requests, p99 {w['p99_us'] / 1000:.1f} ms, 
 sys.exit(0 if w["requests"] > 0 and w["socket_errors"] == 0 and w["non_2xx_3xx"] == 0 else 1)
 PY
 result "wrk hot-url run (make bench's reference method)" $?
+# make bench's minimal Varnish (bench/minimal-varnish.vcl) caches the home page: the second
+# request is a hit (X-Varnish carries two ids) with the page's markup.
+minimal=http://127.0.0.1:$MICROCACHE_MINIMAL_PORT/
+curl -s -o /dev/null -H "Host: $SITE_HOST" "$minimal"
+hit=$(curl -s -D "$RUNS_DIR/minimal.headers" -H "Host: $SITE_HOST" "$minimal" | grep -c '<body')
+ids=$(tr -d '\r' <"$RUNS_DIR/minimal.headers" | sed -n 's/^X-Varnish: //Ip' | wc -w)
+echo "minimal Varnish: second request X-Varnish ids $ids (want 2), body markup $hit"
+result "minimal Varnish serves the page from cache" $(( ids == 2 && hit >= 1 ? 0 : 1 ))
 k6_run zipf zipf "${common[@]}" DURATION=3s VUS=10 MAX_P99_MS=5000 MIN_HIT_RATE=0.3
 result "zipf" $?
 

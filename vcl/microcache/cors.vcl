@@ -4,12 +4,16 @@
 # X-HTTP-Method-Override for the method); a shared copy cannot.
 #
 
-# Cacheable requests only (bypass.vcl has passed the rest): without Origin,
-# every value a client invents would become one more long-lived copy; without
-# X-HTTP-Method-Override, a GET could store another method's answer.
-sub mc_cors_recv {
-    unset req.http.Origin;
-    unset req.http.X-HTTP-Method-Override;
+# Cacheable fetches only (passes keep them): without Origin, every value a
+# client invents would become one more long-lived copy; without
+# X-HTTP-Method-Override, a GET could store another method's answer. Lookups
+# never vary on Origin (mc_normalize_backend_response drops Vary: Origin), so
+# hits need not touch either header.
+sub mc_cors_backend_fetch {
+    if (!bereq.uncacheable) {
+        unset bereq.http.Origin;
+        unset bereq.http.X-HTTP-Method-Override;
+    }
 }
 
 # Called by mc_normalize_backend_response when the answer varied on Origin: the

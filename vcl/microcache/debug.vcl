@@ -5,16 +5,24 @@
 # To anyone else it tells what others recently asked for, so they get none.
 #
 
+# The state is noted only for clients that will see it: a hit for anyone else
+# costs no header work.
 sub mc_debug_hit {
-    set req.http.x-mc-cache = "HIT";
+    if (req.http.x-mc-debug) {
+        set req.http.x-mc-cache = "HIT";
+    }
 }
 
 sub mc_debug_miss {
-    set req.http.x-mc-cache = "MISS";
+    if (req.http.x-mc-debug) {
+        set req.http.x-mc-cache = "MISS";
+    }
 }
 
 sub mc_debug_pass {
-    set req.http.x-mc-cache = "PASS";
+    if (req.http.x-mc-debug) {
+        set req.http.x-mc-cache = "PASS";
+    }
 }
 
 sub mc_debug_deliver {

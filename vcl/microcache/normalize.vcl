@@ -22,14 +22,20 @@ sub mc_normalize_recv_host {
     if (!req.http.host) {
         return (synth(400, "Host header required"));
     }
-    set req.http.host = std.tolower(req.http.host);
-    set req.http.host = regsub(req.http.host, ":(80|443)$", "");
-    set req.http.host = regsub(req.http.host, "\.(:[0-9]+)?$", "\1");
+    # Hosts nearly always come spelled the one way: one match, no rewrite.
+    if (req.http.host ~ "[A-Z]|\.(:[0-9]*)?$|:(80|443)$") {
+        set req.http.host = std.tolower(req.http.host);
+        set req.http.host = regsub(req.http.host, ":(80|443)$", "");
+        set req.http.host = regsub(req.http.host, "\.(:[0-9]+)?$", "\1");
+    }
 }
 
 # Equivalent URLs share one object: no fragment, no tracking parameters,
 # parameters sorted.
 sub mc_normalize_recv_url {
+    if (req.url !~ "[?#]") {
+        return;
+    }
     set req.url = regsub(req.url, "#.*$", "");
     if (req.url ~ "\?") {
         set req.url = regsuball(req.url,

@@ -8,14 +8,17 @@ import var;
 
 # A relay (TLS terminator, proxy) in front adds forwarding headers: its address
 # being in the ACL must not make all its clients trusted. Varnish itself puts
-# the peer's address in X-Forwarded-For, so anything more came from before us.
+# the peer's address in X-Forwarded-For, alone, or after a comma when the
+# client sent one: a comma means the request came from before us. (A test for
+# the comma, not a compare with "" + client.ip: formatting the address costs
+# more than the rest of a cache hit.)
 # A PROXY-protocol relay is transparent: client.ip is the real client.
 # Trusted clients also see the cache state (X-Cache, X-Cache-Hits, Age...);
 # others only when the entry VCL sets var mc_debug_headers to "all".
 sub mc_trust_recv {
     if (req.restarts == 0) {
         if (client.ip ~ purgers &&
-            req.http.X-Forwarded-For == "" + client.ip && !req.http.Forwarded &&
+            req.http.X-Forwarded-For !~ "," && !req.http.Forwarded &&
             !req.http.X-Real-IP && !req.http.True-Client-IP && !req.http.Via) {
             set req.http.x-mc-trusted = "1";
             set req.http.x-mc-debug = "1";

@@ -1,0 +1,22 @@
+# bench/minimal-varnish.vcl: the reference the full VCL's hot path is measured against in
+# make bench ("minimal" column): the least a WordPress microcache needs and nothing else.
+# A 1 s TTL, grace, and cookies stripped from anonymous requests; logged-in users, write
+# methods and Set-Cookie answers go to the origin (the builtin VCL's checks). No
+# normalization, no invalidation, no debug headers, no plain/gzip copies.
+# bench/varnish-microcache.sh writes an entry VCL with the backend and includes this file.
+
+sub vcl_recv {
+    if (req.method != "GET" && req.method != "HEAD") {
+        return (pass);
+    }
+    if (req.http.Cookie ~ "wordpress_logged_in_|wp-postpass_|comment_author_") {
+        return (pass);
+    }
+    unset req.http.Cookie;
+    return (hash);
+}
+
+sub vcl_backend_response {
+    set beresp.ttl = 1s;
+    set beresp.grace = 24h;
+}
