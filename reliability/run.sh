@@ -25,11 +25,6 @@ esac
 
 source testkit/stack.sh
 export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAYS_MS=300,1000
-if [[ $mode == soak ]]; then
-  # The purger keeps events and receipts 24 h by default, so Redis grows for a day before it is
-  # flat. The soak keeps them 120 s (its warm-up) to measure the steady state within ten minutes.
-  export PURGER_STREAM_MAX_AGE_S=${PURGER_STREAM_MAX_AGE_S:-120} PURGER_DEDUPE_TTL_S=${PURGER_DEDUPE_TTL_S:-120}
-fi
 
 rc=1
 teardown() { if ((rc != 0)); then temp_stack_down keep-logs; else temp_stack_down; fi; }
