@@ -52,7 +52,8 @@ install)
   wp_php run-cron   # the first run has a backlog (update checks...); drain it now
   ;;
 cron) wp_php run-cron ;;
+flush-outbox) wp_php flush-outbox ;;
 app-password) wp_php app-password "${2:-stack}" ;;
 set-meta) wp_php set-meta "${@:2}" ;;
-*) die "usage: $0 layout|install|cron|app-password [NAME]|set-meta POST_ID KEY VALUE" ;;
+*) die "usage: $0 layout|install|cron|flush-outbox|app-password [NAME]|set-meta POST_ID KEY VALUE" ;;
 esac

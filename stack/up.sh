@@ -33,6 +33,10 @@ varnish_was_running=0; is_running varnish && varnish_was_running=1
 for svc in mariadb redis php-fpm nginx; do "$STACK_REPO/stack/services/$svc.sh" start; done
 "$STACK_REPO/stack/prepare-wordpress.sh" install
 for svc in purger varnish wp-cron; do "$STACK_REPO/stack/services/$svc.sh" start; done
+# The install's own events (activating the plugin bans the whole site) waited in the outbox for
+# the purger: deliver them now, so no ban lands on pages cached after the stack says it is ready.
+"$STACK_REPO/stack/prepare-wordpress.sh" flush-outbox \
+  || die "the plugin's outbox could not be delivered to the purger; see $LOG_DIR/purger.log"
 
 wait_until 60 "WordPress through Varnish" http_ok "http://127.0.0.1:$VARNISH_PORT/" "$SITE_HOST" \
   || die "the site does not answer through Varnish; see $LOG_DIR/"

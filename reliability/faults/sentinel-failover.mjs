@@ -4,11 +4,15 @@
 // the sentinels, with 2 Varnish nodes. The sender retries a 503 (or a refused connection) with
 // the same webhook-id like the plugin's outbox. Every accepted event must be applied on every
 // node (receipts), none lost; the canary pages in the burst are purged everywhere.
-import { SentinelTopology } from '../../purger/dist/harness/sentinel.js';
 import { assert, postEvents, round, sleep } from '../lib/common.mjs';
 import { burst, newPrefix, postPaths, receiptStates, startNodes, startPurger, stillCached, stopNodes, warm } from '../lib/cluster.mjs';
 
 export const title = 'fault 7: Redis primary SIGKILLed mid-burst behind Sentinel; no accepted event lost';
+
+// The Sentinel deployment comes from the purger's test support (TypeScript, outside its build),
+// loaded through the purger's own tsx.
+const { tsImport } = await import(new URL('../../purger/node_modules/tsx/dist/esm/api/index.mjs', import.meta.url).href);
+const { SentinelTopology } = await tsImport('../../purger/test/support/sentinel.ts', import.meta.url);
 
 export async function run({ env, quick, log }) {
   const total = quick ? 2000 : 10_000;
