@@ -49,7 +49,7 @@ declare -A URL=(
   [minimal]=http://127.0.0.1:$MICROCACHE_MINIMAL_PORT
   [purge]=http://127.0.0.1:$VARNISH_PORT
 )
-declare -A VARNISH_WORKDIR=([vcl]=$STACK_DIR/varnish-microcache [minimal]=$STACK_DIR/varnish-minimal [purge]=$STACK_DIR/varnish)
+declare -A VARNISH_WORKDIR=([vcl]=$STACK_DIR/varnish-microcache [purge]=$STACK_DIR/varnish)
 TARGETS=(origin nginx vcl purge)
 
 # Every published post, newest first (rank 1 of the Zipf distribution is the newest post):

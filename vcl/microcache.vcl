@@ -73,10 +73,6 @@ sub vcl_miss {
     call mc_debug_miss;
 }
 
-sub vcl_pass {
-    call mc_debug_pass;
-}
-
 sub vcl_backend_fetch {
     call mc_forwarded_backend_fetch;
     call mc_cors_backend_fetch;

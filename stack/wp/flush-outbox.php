@@ -5,8 +5,7 @@
 // says it is ready, not seconds later on a cron tick. Exits non-zero if a batch is left.
 require __DIR__ . '/bootstrap.php';
 $outbox = \VarnishEdge\Plugin::instance()->outbox;
-$outbox->retry_dead();
-$report = $outbox->process(true, 100);
+$report = $outbox->flush(100);
 $stats = $outbox->stats();
 if ($report['failed'] || $stats['rows'] || $stats['dead']) {
     fwrite(STDERR, sprintf("outbox: %d batches left (%s)\n", $stats['rows'], $report['error'] ?: $stats['dead_reason']));

@@ -6,7 +6,8 @@
 #
 
 # The state is noted only for clients that will see it: a hit for anyone else
-# costs no header work.
+# costs no header work. PASS needs no note: mc_debug_deliver reads it from
+# obj.uncacheable.
 sub mc_debug_hit {
     if (req.http.x-mc-debug) {
         set req.http.x-mc-cache = "HIT";
@@ -16,12 +17,6 @@ sub mc_debug_hit {
 sub mc_debug_miss {
     if (req.http.x-mc-debug) {
         set req.http.x-mc-cache = "MISS";
-    }
-}
-
-sub mc_debug_pass {
-    if (req.http.x-mc-debug) {
-        set req.http.x-mc-cache = "PASS";
     }
 }
 

@@ -308,8 +308,7 @@ class Admin_Page {
 	 */
 	public function handle_flush_outbox() {
 		$this->guard( 'manage_options', 'varnish_edge_flush_outbox' );
-		$this->outbox->retry_dead();
-		$report = $this->outbox->process( true, 50 );
+		$report = $this->outbox->flush( 50 );
 		$stats  = $this->outbox->stats();
 		if ( $report['failed'] ) {
 			/* translators: 1: error, 2: pending batches. */

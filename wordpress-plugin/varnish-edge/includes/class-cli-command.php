@@ -174,8 +174,7 @@ class CLI_Command {
 		$plugin = Plugin::instance();
 		$action = $args[0] ?? 'status';
 		if ( 'flush' === $action ) {
-			$plugin->outbox->retry_dead();
-			$report = $plugin->outbox->process( true, 100 );
+			$report = $plugin->outbox->flush( 100 );
 			$stats  = $plugin->outbox->stats();
 			if ( $report['failed'] ) {
 				/* translators: 1: error, 2: pending batches. */

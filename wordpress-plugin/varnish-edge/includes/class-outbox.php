@@ -419,6 +419,18 @@ class Outbox {
 	}
 
 	/**
+	 * Deliver everything now, batches the purger refused included (an administrator asked: the
+	 * admin page, `wp varnish-edge outbox flush`, and `make up` once the purger is up).
+	 *
+	 * @param int $max_batches Most batches sent in this call.
+	 * @return array The report of process().
+	 */
+	public function flush( $max_batches ) {
+		$this->retry_dead();
+		return $this->process( true, $max_batches );
+	}
+
+	/**
 	 * Backoff in seconds after the nth failure: 15 s doubling, capped at one hour, with jitter.
 	 *
 	 * @param int $attempts Failures so far.
