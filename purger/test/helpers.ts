@@ -19,6 +19,15 @@ export async function warm(stack: Stack, paths: string[], nodes: VarnishServer[]
   }
 }
 
+/**
+ * The page was not served from the cache: fetched from the origin (MISS) or, when one of the
+ * purger's repeats of the invalidation landed during that fetch, fetched and not kept (PASS: the
+ * VCL keeps no page whose fetch began before an invalidation).
+ */
+export async function expectNotCached(v: VarnishServer, path: string): Promise<void> {
+  expect(['MISS', 'PASS'], `${path} on ${v.node}`).toContain((await v.get(SITE, path)).cache);
+}
+
 export interface NodeReceipt {
   node: string;
   state: string;

@@ -244,8 +244,10 @@ await check('3a. unpublished and trashed posts 404 at the edge', async () => {
 // ─── 4. purger down during edits ──────────────────────────────────────────────────────
 await check('4. purger stopped during edits, then started: the outbox delivers, nothing stays stale', async () => {
   const posts = await recentPosts(3);
-  for (const p of posts) await Promise.all(pagesOf(p).map(warm));
+  // Stopped first, then warmed: a repeat of an earlier check's purge arriving between the two
+  // would leave a page uncached, and then fresh after the offline edit.
   await run(`${REPO}/stack/services/purger.sh`, ['stop']);
+  for (const p of posts) await Promise.all(pagesOf(p).map(warm));
   const latest = new Map();
   for (let i = 0; i < 5; i++) {
     const p = posts[i % posts.length];
