@@ -12,6 +12,10 @@ import var;
 # client sent one: a comma means the request came from before us. (A test for
 # the comma, not a compare with "" + client.ip: formatting the address costs
 # more than the rest of a cache hit.)
+# Via likewise: from 7.3 on (7.7, Vinyl Cache 9.0) Varnish appends its own
+# "1.1 <identity> (Varnish/7.7)" or "(Vinyl-Cache/9.0)" before vcl_recv, after
+# any Via the client sent and a comma. Only that entry, alone and naming this
+# server, is ours; 7.1 adds none. Any other Via is a relay's.
 # A PROXY-protocol relay is transparent: client.ip is the real client.
 # Trusted clients also see the cache state (X-Cache, X-Cache-Hits, Age...);
 # others only when the entry VCL sets var mc_debug_headers to "all".
@@ -19,7 +23,10 @@ sub mc_trust_recv {
     if (req.restarts == 0) {
         if (client.ip ~ purgers &&
             req.http.X-Forwarded-For !~ "," && !req.http.Forwarded &&
-            !req.http.X-Real-IP && !req.http.True-Client-IP && !req.http.Via) {
+            !req.http.X-Real-IP && !req.http.True-Client-IP &&
+            (!req.http.Via ||
+             (req.http.Via ~ "^1\.1 [^ ,]+ \((Varnish|Vinyl-Cache)/[0-9.]+\)$" &&
+              regsub(req.http.Via, "^1\.1 ([^ ]+) .*$", "\1") == server.identity))) {
             set req.http.x-mc-trusted = "1";
             set req.http.x-mc-debug = "1";
         } elsif (var.get("mc_debug_headers") == "all") {
