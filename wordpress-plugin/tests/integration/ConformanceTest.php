@@ -15,7 +15,8 @@ class ConformanceTest extends VE_TestCase {
 	/**
 	 * Content made for the harness: an image attachment with alt text and caption shown by a
 	 * `[gallery]` post that also renders a reusable block, the global styles post, the `price`
-	 * custom field on charlie (printed by the fixture mu-plugin on its page).
+	 * custom field on charlie (printed by the fixture mu-plugin on its page), a post whose own
+	 * template lists the 10 latest posts with a query loop.
 	 */
 	public static function setUpBeforeClass(): void {
 		parent::setUpBeforeClass();
@@ -38,6 +39,29 @@ class ConformanceTest extends VE_TestCase {
 				'post_content' => "[gallery ids=\"$att\" link=\"file\"]\n\n<!-- wp:block {\"ref\":$block} /-->",
 			)
 		);
+		// A single post whose template lists recent posts with a query loop (core/query), as
+		// Twenty Twenty-Five's single template does ("More posts"), on any WordPress and theme.
+		$loop_host = wp_insert_post(
+			array(
+				'post_title'   => 'Loop host',
+				'post_name'    => 'loop-host',
+				'post_status'  => 'publish',
+				'post_date'    => '2020-01-05 10:00:00',
+				'post_content' => '<!-- wp:paragraph --><p>A post whose template lists recent posts.</p><!-- /wp:paragraph -->',
+			)
+		);
+		$loop_template = wp_insert_post(
+			array(
+				'post_type'    => 'wp_template',
+				'post_status'  => 'publish',
+				'post_name'    => 'single-post-loop-host',
+				'post_title'   => 'Single: loop host',
+				'post_content' => '<!-- wp:post-title {"level":1} /--><!-- wp:post-content /-->'
+					. '<!-- wp:query {"queryId":7,"query":{"perPage":10,"pages":0,"offset":0,"postType":"post","order":"desc","orderBy":"date","author":"","search":"","exclude":[],"sticky":"","inherit":false}} -->'
+					. '<div class="wp-block-query"><!-- wp:post-template --><!-- wp:post-title {"isLink":true} /--><!-- wp:post-date /--><!-- /wp:post-template --></div><!-- /wp:query -->',
+			)
+		);
+		wp_set_post_terms( $loop_template, array( get_stylesheet() ), 'wp_theme' );
 		$styles = WP_Theme_JSON_Resolver::get_user_data_from_wp_global_styles( wp_get_theme(), true );
 		update_post_meta( self::$ids['delta'], 'price', '10' ); // Shown on 'single sibling' (charlie's URL moves).
 		foreach ( array( 've_fixture_notice', 've_fixture_notice2', 've_fixture_about', 've_fixture_footer' ) as $option ) {
@@ -47,6 +71,7 @@ class ConformanceTest extends VE_TestCase {
 		self::$ids['block']      = $block;
 		self::$ids['gallery']    = $gallery;
 		self::$ids['styles']     = (int) $styles['ID'];
+		self::$ids['loop_host']  = $loop_host;
 		\VarnishEdge\Plugin::instance()->queue->dispatch();
 	}
 
@@ -76,6 +101,7 @@ class ConformanceTest extends VE_TestCase {
 			'author feed'     => '/author/admin/feed/',
 			'gallery post'    => '/2020/01/gallery/',
 			'attachment page' => wp_make_link_relative( get_permalink( $ids['attachment'] ) ),
+			'query loop'      => '/2020/01/loop-host/',
 		);
 		return $views;
 	}
@@ -263,6 +289,7 @@ class ConformanceTest extends VE_TestCase {
 			}
 		}
 		wp_delete_post( $ids['gallery'], true );
+		wp_delete_post( $ids['loop_host'], true );
 		wp_delete_attachment( $ids['attachment'], true );
 		foreach ( get_posts( array( 'post_type' => 'wp_navigation', 'post_status' => 'any', 'numberposts' => -1 ) ) as $nav ) {
 			wp_delete_post( $nav->ID, true );
@@ -282,6 +309,8 @@ class ConformanceTest extends VE_TestCase {
 			$this->assertNotEmpty( $view['keys'], "view '$name' carries keys" );
 		}
 		$this->assertSame( 404, $before['404']['status'] );
+		$this->assertStringContainsString( 'wp-block-post-template', $before['query loop']['output'], 'the loop host renders its query loop' );
+		$this->assertStringContainsString( '>Golf</a>', $before['query loop']['output'], 'the query loop lists recent posts' );
 
 		$under_total = 0;
 		$over_total  = 0;

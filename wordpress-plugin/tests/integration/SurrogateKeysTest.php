@@ -54,6 +54,29 @@ class SurrogateKeysTest extends VE_TestCase {
 		}
 	}
 
+	/**
+	 * A query loop (core/query, as Twenty Twenty-Five's "More posts" on single posts) carries the
+	 * listing keys a publish or unpublish purges, and the terms and authors it filters by.
+	 */
+	public function test_query_loop_carries_listing_keys() {
+		$loop = '<!-- wp:query {"queryId":3,"query":{"perPage":3,"postType":"post","order":"desc","orderBy":"date","author":"' . self::$ids['alice'] . '","taxQuery":{"category":[' . self::$ids['sports'] . ']},"inherit":false}} -->'
+			. '<div class="wp-block-query"><!-- wp:post-template --><!-- wp:post-title {"isLink":true} /--><!-- /wp:post-template --></div><!-- /wp:query -->';
+		$page = $this->new_post( array( 'post_type' => 'page', 'post_title' => 'Loop page', 'post_name' => 'loop-page', 'post_content' => $loop ) );
+		try {
+			$r    = Environment::fetch( '/loop-page/' );
+			$keys = Environment::keys_of( $r );
+			$this->assertSame( 200, $r['status'] );
+			$this->assertStringContainsString( 'wp-block-post-template', $r['body'] );
+			foreach ( array( 'p-' . $page, 'pta-post', 'home', 'tl-' . self::$ids['sports'], 'ul-' . self::$ids['alice'], 'pl-' . self::$ids['golf'] ) as $suffix ) {
+				$this->assertContains( $this->key( $suffix ), $keys, $suffix );
+			}
+			$this->assertNotContains( $this->key( 'search' ), $keys, 'ordered by date: titles do not move it' );
+		} finally {
+			wp_delete_post( $page, true );
+			$this->end_request();
+		}
+	}
+
 	public function test_404_is_keyed_and_cacheable() {
 		$r = Environment::fetch( '/no/such/page/' );
 		$this->assertSame( 404, $r['status'] );

@@ -1,6 +1,7 @@
 <?php
 /**
- * Test environment: a private MariaDB, WordPress 6.1 from Debian's package installed into a
+ * Test environment: a private MariaDB, WordPress from the tree named by WP_SOURCE (default Debian's
+ * package, /usr/share/wordpress; scripts/fetch-wordpress.sh builds others) installed into a
  * temporary directory, `php -S` serving it, and a webhook receiver. Everything is torn down at exit.
  */
 require_once __DIR__ . '/Multisite.php';
@@ -20,6 +21,12 @@ final class Environment {
 	public static $receiver_control;
 	private static $procs = array();
 	private static $watchdog;
+
+	/** The WordPress tree the test site is copied from: $WP_SOURCE, or Debian's package. */
+	public static function wp_source() {
+		$source = getenv( 'WP_SOURCE' );
+		return rtrim( ( is_string( $source ) && '' !== $source ) ? $source : self::WP_SOURCE, '/' );
+	}
 
 	public static function plugin_dir() {
 		return dirname( __DIR__, 2 ) . '/varnish-edge';
@@ -139,11 +146,18 @@ final class Environment {
 		// WordPress: Debian's package copied (its entry points resolve paths from __DIR__),
 		// with our own wp-config.php and wp-content.
 		self::$wp = self::$dir . '/wordpress';
-		self::run( 'mkdir -p ' . escapeshellarg( self::$wp ) . ' && cd ' . self::WP_SOURCE . ' && tar --exclude=./wp-content --exclude=./wp-config.php -cf - . | tar -C ' . escapeshellarg( self::$wp ) . ' -xf -' );
+		$source = self::wp_source();
+		if ( ! is_file( $source . '/wp-settings.php' ) ) {
+			throw new RuntimeException( "no WordPress tree at WP_SOURCE=$source" );
+		}
+		self::run( 'mkdir -p ' . escapeshellarg( self::$wp ) . ' && cd ' . escapeshellarg( $source ) . ' && tar --exclude=./wp-content --exclude=./wp-config.php -cf - . | tar -C ' . escapeshellarg( self::$wp ) . ' -xf -' );
 		mkdir( self::$wp . '/wp-content/plugins', 0777, true );
 		mkdir( self::$wp . '/wp-content/themes', 0777, true );
 		mkdir( self::$wp . '/wp-content/uploads', 0777, true );
-		symlink( self::WP_SOURCE . '/wp-content/themes/twentytwentythree', self::$wp . '/wp-content/themes/twentytwentythree' );
+		// The source's themes (twentytwentythree, which the tests use; twentytwentyfive on 6.7+).
+		foreach ( glob( $source . '/wp-content/themes/*', GLOB_ONLYDIR ) as $theme ) {
+			symlink( $theme, self::$wp . '/wp-content/themes/' . basename( $theme ) );
+		}
 		symlink( self::plugin_dir(), self::$wp . '/wp-content/plugins/varnish-edge' );
 
 		self::$wp_port          = self::free_port();

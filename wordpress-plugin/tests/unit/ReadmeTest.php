@@ -3,8 +3,8 @@ use VarnishEdge\CLI_Command;
 
 /**
  * Issue 11: readme.txt tells the truth: the purger's real port, a short description that fits
- * the directory's 150 characters, `Tested up to` the newest WordPress the project runs, and
- * every WP-CLI command.
+ * the directory's 150 characters, `Tested up to` / `Requires at least` the newest / oldest
+ * WordPress in platforms.json (the versions the suite runs on), and every WP-CLI command.
  */
 class ReadmeTest extends \PHPUnit\Framework\TestCase {
 
@@ -28,15 +28,33 @@ class ReadmeTest extends \PHPUnit\Framework\TestCase {
 		$this->assertLessThanOrEqual( 150, mb_strlen( $short ) );
 	}
 
+	/**
+	 * WordPress versions the project supports (platforms.json, `wordpress`), oldest first.
+	 *
+	 * @return string[]
+	 */
+	private static function supported_wordpress() {
+		$platforms = json_decode( (string) file_get_contents( dirname( __DIR__, 3 ) . '/platforms.json' ), true );
+		$versions  = array_map( 'strval', array_column( (array) ( $platforms['wordpress'] ?? array() ), 'version' ) );
+		usort( $versions, 'version_compare' );
+		return $versions;
+	}
+
 	public function test_tested_up_to_is_the_newest_wordpress_the_project_runs() {
 		$this->assertSame( 1, preg_match( '/^Tested up to:\s*(\S+)$/m', self::readme(), $t ) );
-		$compose = file_get_contents( dirname( __DIR__, 3 ) . '/docker-compose.yml' );
-		preg_match_all( '/image:\s*wordpress:(\d+\.\d+)/', $compose, $images );
-		$this->assertNotEmpty( $images[1] );
-		global $wp_version;
-		$versions = array_merge( $images[1], array( implode( '.', array_slice( explode( '.', $wp_version ), 0, 2 ) ) ) );
-		usort( $versions, 'version_compare' );
+		$versions = self::supported_wordpress();
+		$this->assertNotEmpty( $versions, 'platforms.json lists the supported WordPress versions' );
 		$this->assertSame( end( $versions ), $t[1] );
+	}
+
+	public function test_requires_at_least_is_the_oldest_wordpress_the_project_runs() {
+		$versions = self::supported_wordpress();
+		$this->assertNotEmpty( $versions, 'platforms.json lists the supported WordPress versions' );
+		$this->assertSame( 1, preg_match( '/^Requires at least:\s*(\S+)$/m', self::readme(), $r ) );
+		$this->assertSame( $versions[0], $r[1] );
+		$header = (string) file_get_contents( dirname( __DIR__, 2 ) . '/varnish-edge/varnish-edge.php' );
+		$this->assertSame( 1, preg_match( '/^ \* Requires at least:\s*(\S+)$/m', $header, $h ) );
+		$this->assertSame( $versions[0], $h[1], 'the plugin header agrees with readme.txt' );
 	}
 
 	public function test_every_wp_cli_command_is_listed() {

@@ -680,10 +680,8 @@ class Change_Detector {
 				$keys[] = $scheme->rest_term( $term_id ); // Its post count changes.
 			}
 		}
-		$object = get_post_type_object( $type );
-		if ( $object && $object->has_archive ) {
-			$keys[] = $scheme->post_type_archive( $type );
-		}
+		// The type's archive and every query loop listing the type (Render_Keys), archive or not.
+		$keys[] = $scheme->post_type_archive( $type );
 		if ( $this->is_listed_type( $type ) ) {
 			$time   = strtotime( $state['date'] );
 			$keys[] = $scheme->listing( 'home' );

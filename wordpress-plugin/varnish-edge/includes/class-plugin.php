@@ -166,6 +166,8 @@ class Plugin {
 		add_action( 'template_redirect', array( $this->query_keys, 'on_template_redirect' ), 0 );
 		add_action( 'template_redirect', array( $k, 'start' ), 0 );
 		add_action( 'the_post', array( $this->query_keys, 'on_the_post' ), 10, 1 );
+		add_filter( 'wp_sitemaps_posts_entry', array( $this->query_keys, 'on_sitemap_entry' ), 10, 2 );
+		add_filter( 'wp_sitemaps_posts_show_on_front_entry', array( $this->query_keys, 'on_sitemap_home_entry' ), 10, 1 );
 		$rk = $this->render_keys;
 		add_filter( 'previous_post_link', array( $rk, 'on_adjacent_link' ), 10, 4 );
 		add_filter( 'next_post_link', array( $rk, 'on_adjacent_link' ), 10, 4 );

@@ -108,6 +108,53 @@ class Query_Keys extends Key_Source {
 	}
 
 	/**
+	 * Filter `wp_sitemaps_posts_entry`: a post listed in a posts sitemap. Since WordPress 6.5 the
+	 * entry prints the post's modified time (`lastmod`), which any save changes, as in feeds.
+	 *
+	 * @param array    $entry Sitemap entry (`loc`, optional `lastmod`...).
+	 * @param \WP_Post $post  Post.
+	 * @return array
+	 */
+	public function on_sitemap_entry( $entry, $post = null ) {
+		if ( is_array( $entry ) && isset( $entry['lastmod'] ) && $post instanceof \WP_Post ) {
+			$this->add( array( $this->scheme()->post_feed( $post->ID ) ) );
+		}
+		return $entry;
+	}
+
+	/**
+	 * Filter `wp_sitemaps_posts_show_on_front_entry`: the blog home's entry in the posts sitemap.
+	 * Since WordPress 6.5 its `lastmod` is the newest modified time of the posts the home lists:
+	 * the page depends on every save of those posts.
+	 *
+	 * @param array $entry Sitemap entry.
+	 * @return array
+	 */
+	public function on_sitemap_home_entry( $entry ) {
+		if ( ! is_array( $entry ) || ! isset( $entry['lastmod'] ) ) {
+			return $entry;
+		}
+		// The query WP_Sitemaps_Posts::get_url_list() runs for this lastmod, ids only.
+		$latest = new \WP_Query(
+			array(
+				'post_type'              => 'post',
+				'post_status'            => 'publish',
+				'orderby'                => 'date',
+				'order'                  => 'DESC',
+				'fields'                 => 'ids',
+				'no_found_rows'          => true,
+				'update_post_meta_cache' => false,
+				'update_post_term_cache' => false,
+			)
+		);
+		$s = $this->scheme();
+		foreach ( $latest->posts as $id ) {
+			$this->add( array( $s->post_feed( (int) $id ) ) );
+		}
+		return $entry;
+	}
+
+	/**
 	 * Action `the_post`: a post rendered in any loop (main or secondary).
 	 *
 	 * @param \WP_Post $post Post.

@@ -221,6 +221,9 @@ class Render_Keys extends Key_Source {
 			case 'core/latest-posts':
 				$this->add( array( $s->listing( 'home' ) ) );
 				break;
+			case 'core/query':
+				$this->add( $this->query_loop_keys( is_array( $block['attrs']['query'] ?? null ) ? $block['attrs']['query'] : array() ) );
+				break;
 			case 'core/block':
 				if ( ! empty( $block['attrs']['ref'] ) ) {
 					$this->add( array( $s->embedded( (int) $block['attrs']['ref'] ) ) );
@@ -228,6 +231,61 @@ class Render_Keys extends Key_Source {
 				break;
 		}
 		return $html;
+	}
+
+	/**
+	 * Listing keys of a query loop (core/query block) that runs its own query, e.g. the "More
+	 * posts" list Twenty Twenty-Five shows on single posts. Each post it prints is keyed by
+	 * `the_post` (`pl-N`); these keys make the posts that enter or leave it (a publish, an
+	 * unpublish, a move between terms or authors) refresh the page. What the code cannot prove
+	 * leaves the list alone is keyed too: a loop ordered by anything but the date, or searching,
+	 * depends on posts' text and gets `search` (purged on title/content/excerpt changes).
+	 *
+	 * @param array $query The block's `query` attribute.
+	 * @return string[]
+	 */
+	private function query_loop_keys( array $query ): array {
+		if ( ! empty( $query['inherit'] ) ) {
+			return array(); // The main query's results: keyed by Query_Keys.
+		}
+		$s     = $this->scheme();
+		$keys  = array();
+		$types = isset( $query['postType'] ) && '' !== $query['postType'] ? (array) $query['postType'] : array( 'post' );
+		// Post types in the home listing, as Change_Detector::is_listed_type() reads them.
+		$listed = (array) apply_filters( 'varnish_edge_listed_post_types', array( 'post' ) );
+		foreach ( $types as $type ) {
+			$type   = sanitize_key( (string) $type );
+			$keys[] = $s->post_type_archive( $type ); // Purged when a post of the type is (un)published.
+			if ( in_array( $type, $listed, true ) ) {
+				$keys[] = $s->listing( 'home' ); // Also purged on date and sticky changes.
+			}
+			if ( 'page' === $type ) {
+				$keys[] = $s->listing( 'pages' );
+			}
+		}
+		if ( ! empty( $query['taxQuery'] ) && is_array( $query['taxQuery'] ) ) {
+			array_walk_recursive(
+				$query['taxQuery'],
+				function ( $term_id ) use ( &$keys, $s ) {
+					if ( is_numeric( $term_id ) && (int) $term_id > 0 ) {
+						$keys[] = $s->term_listing( (int) $term_id );
+					}
+				}
+			);
+		}
+		if ( ! empty( $query['author'] ) ) {
+			$authors = is_array( $query['author'] ) ? $query['author'] : explode( ',', (string) $query['author'] );
+			foreach ( $authors as $author ) {
+				if ( is_numeric( $author ) && (int) $author > 0 ) {
+					$keys[] = $s->author_listing( (int) $author );
+				}
+			}
+		}
+		$order_by = (string) ( $query['orderBy'] ?? 'date' );
+		if ( ! empty( $query['search'] ) || ! in_array( $order_by, array( '', 'date' ), true ) ) {
+			$keys[] = $s->listing( 'search' );
+		}
+		return array_values( array_unique( $keys ) );
 	}
 
 	/**

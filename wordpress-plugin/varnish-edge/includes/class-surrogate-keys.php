@@ -174,14 +174,47 @@ class Surrogate_Keys {
 		if ( ! $this->settings->is_configured() || ! in_array( $status, array( 200, 203, 204, 300, 301, 404, 410 ), true ) ) {
 			return array();
 		}
+		$generic_404 = $this->is_generic_404( $status );
 		foreach ( headers_list() as $header ) {
-			// Personal responses keep the microcache behaviour. (WordPress's generic no-cache on
-			// 404s is not personal: 404s are cached and purged by URL when content appears.)
+			// WordPress's own no-cache on a 404 is not personal: 404s are cached and purged by URL
+			// when content appears. (Since WordPress 6.x it says `no-store, private` too.)
+			if ( $generic_404 && self::is_wp_nocache_header( $header ) ) {
+				continue;
+			}
+			// Personal responses keep the microcache behaviour.
 			if ( preg_match( '/^(set-cookie:|cache-control:.*\b(private|no-store)\b)/i', $header ) ) {
 				return array();
 			}
 		}
 		return array( 'Surrogate-Control' => 'max-age=' . $this->settings->ttl() );
+	}
+
+	/**
+	 * Whether this is the front end's "not found" page: the main query found nothing and
+	 * WordPress answered 404 (`WP::handle_404()` sends its no-cache headers with it).
+	 *
+	 * @param int $status Response status.
+	 * @return bool
+	 */
+	private function is_generic_404( int $status ): bool {
+		return 404 === $status && did_action( 'template_redirect' ) && is_404();
+	}
+
+	/**
+	 * Whether a header line is exactly the Cache-Control of `wp_get_nocache_headers()` (filters
+	 * applied), i.e. WordPress's generic no-cache rather than a personal response's.
+	 *
+	 * @param string $header Header line as in headers_list().
+	 * @return bool
+	 */
+	private static function is_wp_nocache_header( string $header ): bool {
+		$parts = explode( ':', $header, 2 );
+		if ( 2 !== count( $parts ) || 'cache-control' !== strtolower( trim( $parts[0] ) ) ) {
+			return false;
+		}
+		$nocache = wp_get_nocache_headers();
+		return isset( $nocache['Cache-Control'] ) && is_string( $nocache['Cache-Control'] )
+			&& strtolower( trim( $parts[1] ) ) === strtolower( trim( $nocache['Cache-Control'] ) );
 	}
 
 	/**
