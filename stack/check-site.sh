@@ -23,7 +23,15 @@ field() { php -r '$s = json_decode($argv[1], true); $v = $s[$argv[2]]; echo is_b
 
 theme=$(field theme)
 if [[ $(field theme_ok) != 1 ]]; then
-  fail "no theme: the active theme '$theme' is not installed in $(field themes_dir) ($(field theme_error)); on Debian: apt-get install wordpress-theme-twentytwentythree (scripts/install-deps.sh), then make up again"
+  # Debian packages each bundled theme as wordpress-theme-<name> (twentytwentythree for 6.1's
+  # default, twentytwentyfive for 6.7+'s); the stack activates the version's own default.
+  if [[ $theme == twenty* ]]; then
+    how="on Debian: apt-get install wordpress-theme-$theme (scripts/install-deps.sh)"
+  else
+    how="install it"
+  fi
+  [[ $WP_SOURCE == /usr/share/wordpress ]] || how+=" or add it to $WP_SOURCE/wp-content/themes"
+  fail "no theme: the active theme '$theme' is not installed in $(field themes_dir) ($(field theme_error)); $how, then make up again"
 fi
 (($(field posts) > 0)) || fail "no published posts: the demo content was not created (stack/wp/demo-content.php)"
 latest=$(field latest_url)

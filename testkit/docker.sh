@@ -10,7 +10,9 @@
 #   docker_image TAG DOCKERFILE [--build-arg K=V...]
 #                          builds TAG from the repository root with host networking (apt-get in
 #                          the Dockerfile reaches Debian's archive as the host does); Docker's
-#                          layer cache makes a second build of unchanged inputs take a second
+#                          layer cache makes a second build of unchanged inputs take a second;
+#                          the CAs this machine adds (/usr/local/share/ca-certificates) go in as
+#                          LOCAL_CA, for Dockerfiles that fetch over HTTPS
 
 docker_ready() {
   docker info >/dev/null 2>&1 && return 0
@@ -44,9 +46,13 @@ docker_base() {
 }
 
 docker_image() {
-  local tag=$1 file=$2 start=$SECONDS out
+  local tag=$1 file=$2 start=$SECONDS out ca=""
   shift 2
   out=$(mktemp)
+  if grep -q '^ARG LOCAL_CA' "$file"; then
+    ca=$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null)
+    set -- "$@" --build-arg "LOCAL_CA=$ca"
+  fi
   # The classic builder: Debian 12's engine has no buildx plugin for BuildKit.
   if ! DOCKER_BUILDKIT=0 docker build --network host -t "$tag" -f "$file" "$@" . >"$out" 2>&1; then
     tail -n 30 "$out" >&2

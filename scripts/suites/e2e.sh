@@ -2,7 +2,8 @@
 # End-to-end suite: starts the native stack (stack/up.sh) on free loopback ports in a temporary
 # state directory, runs stack/e2e/e2e.mjs against it through Varnish, and tears it down even on
 # failure (its logs are printed when something failed); then stack/e2e/site-check.test.mjs,
-# which starts broken stacks of its own.
+# which starts broken stacks of its own. WP_SOURCE picks the WordPress tree both use (default
+# Debian's 6.1; WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for 7.1), with its own default theme.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source testkit/stack.sh
@@ -14,6 +15,11 @@ trap teardown EXIT
 trap 'exit 130' INT TERM
 
 temp_stack_up e2e || { echo "e2e: 0 passed, 1 failed"; exit 1; }
+# Which WordPress (WP_SOURCE: Debian's 6.1 by default, scripts/fetch-wordpress.sh for others)
+# and which theme this run tests.
+wp_version=$(php -r 'include $argv[1]; echo $wp_version;' "$WP_DIR/wp-includes/version.php" 2>/dev/null)
+wp_theme=$(mariadb --no-defaults --socket="$DB_SOCKET" -N wordpress -e "SELECT option_value FROM wp_options WHERE option_name = 'stylesheet'" 2>/dev/null)
+echo "e2e: WordPress ${wp_version:-unknown}, theme ${wp_theme:-unknown}"
 
 # shellcheck source=/dev/null
 source "$SECRETS_FILE"

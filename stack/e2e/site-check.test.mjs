@@ -1,18 +1,24 @@
 // `make up` must not call a broken site ready (stack/check-site.sh). One native stack on free
-// loopback ports whose WordPress tree comes from a copy of Debian's without the default theme,
-// as on a machine that never installed wordpress-theme-twentytwentythree; then the theme is
-// installed and `make up` runs again; then the same stack with a PHP fatal error and with its
-// database stopped.
-// Run: node --test stack/e2e/site-check.test.mjs (scripts/suites/e2e.sh runs it).
+// loopback ports whose WordPress tree is a copy of WP_SOURCE (default Debian's
+// /usr/share/wordpress) without that version's default theme (WP_DEFAULT_THEME:
+// twentytwentythree on 6.1, twentytwentyfive on 6.7+), as on a machine that never installed
+// wordpress-theme-<theme>; then the theme is installed and `make up` runs again; then the same
+// stack with a PHP fatal error and with its database stopped.
+// Run: node --test stack/e2e/site-check.test.mjs (scripts/suites/e2e.sh runs it);
+// WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for another WordPress.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync, execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const repo = resolve(import.meta.dirname, '../..');
-const THEME = 'twentytwentythree';
+const SOURCE = process.env.WP_SOURCE || '/usr/share/wordpress';
+// The theme a fresh install of that WordPress activates (stack/wp/install.php).
+const THEME = readFileSync(join(SOURCE, 'wp-includes/default-constants.php'), 'utf8')
+  .match(/define\(\s*'WP_DEFAULT_THEME',\s*'([\w-]+)'/)?.[1];
+if (!THEME) throw new Error(`no WP_DEFAULT_THEME in ${SOURCE}/wp-includes/default-constants.php`);
 const [varnish, web, purger, redis] = execFileSync('bash', ['-c', 'source stack/lib.sh; free_ports 4'], { cwd: repo, encoding: 'utf8' })
   .trim().split(' ');
 const stackDir = mkdtempSync(join(tmpdir(), 'site-check-stack.'));
@@ -44,12 +50,12 @@ async function edgeHome() {
 }
 
 test('make up fails and names the cause when the theme is not installed', async () => {
-  cpSync('/usr/share/wordpress', wpSource, { recursive: true, verbatimSymlinks: true });
+  cpSync(SOURCE, wpSource, { recursive: true, verbatimSymlinks: true });
   rmSync(join(wpSource, 'wp-content/themes', THEME), { recursive: true, force: true });
   const r = run('stack/up.sh');
   assert.notEqual(r.status, 0, `make up succeeded without a theme:\n${r.out.slice(-2000)}`);
   assert.match(r.out, new RegExp(`the site does not render: no theme: the active theme '${THEME}' is not installed`));
-  assert.match(r.out, /apt-get install wordpress-theme-twentytwentythree/);
+  assert.match(r.out, new RegExp(`apt-get install wordpress-theme-${THEME} `));
   assert.doesNotMatch(r.out, /Site \(through Varnish\)/, 'make up printed the ready banner');
   // What a user saw before the check existed: an empty 200, cached.
   await edgeHome();
@@ -59,12 +65,12 @@ test('make up fails and names the cause when the theme is not installed', async 
 });
 
 test('make up again once the theme is installed: ready, and the empty page Varnish cached is gone', async () => {
-  cpSync(join('/usr/share/wordpress/wp-content/themes', THEME), join(wpSource, 'wp-content/themes', THEME), { recursive: true });
+  cpSync(join(SOURCE, 'wp-content/themes', THEME), join(wpSource, 'wp-content/themes', THEME), { recursive: true });
   assert.equal((await edgeHome()).body.length, 0, 'Varnish should still hold the empty home page from before the fix');
   const r = run('stack/up.sh');
   assert.equal(r.status, 0, r.out.slice(-2000));
-  assert.match(r.out, /wordpress: adding theme twentytwentythree/);
-  assert.match(r.out, /site renders: theme twentytwentythree, \d+ posts, home page from the origin and through Varnish/);
+  assert.match(r.out, new RegExp(`wordpress: adding theme ${THEME}\n`));
+  assert.match(r.out, new RegExp(`site renders: theme ${THEME}, \\d+ posts, home page from the origin and through Varnish`));
   assert.match(r.out, /Site \(through Varnish\)/);
   assert.ok((await edgeHome()).body.includes('wp-site-blocks'));
 });

@@ -1,6 +1,10 @@
 <?php
 // Installs WordPress once (admin user from STACK_ADMIN_USER / STACK_ADMIN_PASSWORD) and sets
 // the options the stack relies on: pretty permalinks, UTC, open comments. Idempotent.
+// The site gets the WordPress version's own default theme (WP_DEFAULT_THEME: twentytwentythree
+// on 6.1, twentytwentyfive on 6.7+), even when it is not installed: wp_install() would then fall
+// back to whichever older core theme the tree holds, and the stack would test another site than
+// the version's; stack/check-site.sh names the missing theme's package instead.
 $stack_installing = true;
 require __DIR__ . '/bootstrap.php';
 require_once ABSPATH . 'wp-admin/includes/upgrade.php';
@@ -9,7 +13,11 @@ $user = getenv('STACK_ADMIN_USER') ?: 'admin';
 if (!is_blog_installed()) {
     $result = wp_install('Varnish Edge demo', $user, $user . '@example.com', true, '', getenv('STACK_ADMIN_PASSWORD'));
     if (is_wp_error($result)) { fwrite(STDERR, $result->get_error_message() . "\n"); exit(1); }
-    echo "wordpress: installed\n";
+    if (get_option('stylesheet') !== WP_DEFAULT_THEME) {
+        update_option('template', WP_DEFAULT_THEME);
+        update_option('stylesheet', WP_DEFAULT_THEME);
+    }
+    echo "wordpress: installed, theme " . WP_DEFAULT_THEME . "\n";
 } else {
     // Keep the admin password in step with secrets.env.
     $u = get_user_by('login', $user);

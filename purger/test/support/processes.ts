@@ -65,6 +65,11 @@ async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals
   clearTimeout(t);
 }
 
+/** The store's programs: redis-server / redis-sentinel, or valkey-server / valkey-sentinel
+ * (scripts/platforms.sh sets these for its Valkey cells). */
+const STORE_SERVER = process.env.STORE_SERVER ?? 'redis-server';
+const STORE_SENTINEL = process.env.STORE_SENTINEL ?? 'redis-sentinel';
+
 export class RedisServer {
   private child: ChildProcess | undefined;
   readonly dir = tempDir('redis');
@@ -87,7 +92,7 @@ export class RedisServer {
 
   async start(): Promise<void> {
     this.child = spawn(
-      'redis-server',
+      STORE_SERVER,
       [
         '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', this.appendfsync, '--protected-mode', 'no',
         // replicas (and a replica promoted by Sentinel) sync at once instead of after 5 s
@@ -96,7 +101,7 @@ export class RedisServer {
       ],
       { stdio: 'ignore' },
     );
-    await waitFor(`redis-server on ${this.port}`, () => portOpen(this.port));
+    await waitFor(`${STORE_SERVER} on ${this.port}`, () => portOpen(this.port));
   }
 
   /** SIGKILL: no chance to flush anything but the fsynced AOF */
@@ -154,8 +159,8 @@ export class SentinelServer {
         '',
       ].join('\n'),
     );
-    this.child = spawn('redis-sentinel', [conf], { stdio: 'ignore' });
-    await waitFor(`redis-sentinel on ${this.port}`, () => portOpen(this.port));
+    this.child = spawn(STORE_SENTINEL, [conf], { stdio: 'ignore' });
+    await waitFor(`${STORE_SENTINEL} on ${this.port}`, () => portOpen(this.port));
   }
 
   async stop(): Promise<void> {
