@@ -18,7 +18,13 @@ class SignerTest extends \PHPUnit\Framework\TestCase {
 		return $out;
 	}
 
-	/** @dataProvider vectors */
+	/**
+	 * The attribute for PHPUnit 10+ (Debian 13's 11 deprecates doc-comment metadata), the
+	 * annotation for Debian 12's PHPUnit 9, which ignores attributes.
+	 *
+	 * @dataProvider vectors
+	 */
+	#[\PHPUnit\Framework\Attributes\DataProvider( 'vectors' )]
 	public function test_valid_vectors_are_reproduced_by_the_signer( array $v ) {
 		$ours = array();
 		foreach ( $v['secrets'] as $secret ) {
