@@ -16,8 +16,8 @@ source testkit/docker.sh
 
 all=0
 [[ ${1:-} == --all ]] && all=1
-logs=$(mktemp -d /tmp/platforms.XXXXXX)
-trap 'rm -rf "$logs"' EXIT
+logs=.results/platforms   # each cell's whole log, kept until the next run
+rm -rf "$logs" && mkdir -p "$logs"
 declare -a rows
 pass=0 fail=0
 
@@ -38,6 +38,8 @@ cell() {
   if ((rc == 0)); then
     rows+=("PASS  $name: ${summary:-ok} ($((SECONDS - start)) s)"); pass=$((pass + 1))
   else
+    echo "──── $log: failures, then its tail"
+    grep -E '✖|not ok|FAIL|Failed|failed|Error:|AssertionError' "$log" | grep -v '^ *ℹ' | head -n 30
     tail -n 40 "$log"
     rows+=("FAIL  $name: ${summary:-exit $rc} ($((SECONDS - start)) s)"); fail=$((fail + 1))
   fi
