@@ -126,16 +126,29 @@ sched.seen = (async () => {
   }
   return null;
 })();
-// Let the purges of that creation (and their delayed repeat) pass before timing cache hits.
-await sleep(lastRepeatMs() + 1000);
+// Let the purges of that creation (and their delayed repeats) pass before timing cache hits: an
+// event still in the outbox (delivered at the next cron tick) landing between check 1's two
+// requests made it see STALE now and then.
+await settle();
 
 // ─── 1. caching and bypass ───────────────────────────────────────────────────────────
 await check('1. anonymous pages are cached; logged-in and wp-admin bypass', async () => {
   const [post] = await recentPosts(1);
   for (const path of ['/', post.path, post.catPath, '/feed/']) {
     await edge(path);
-    const second = await edge(path);
-    console.log(`  ${path}: second request X-Cache ${second.headers['x-cache']} (status ${second.status})`);
+    let second = await edge(path);
+    // STALE is served from the cache too, while one background fetch refreshes it: a soft
+    // invalidation landed since the page was cached (seen now and then on WordPress 7.1's home
+    // page). The refreshed copy must then be a HIT.
+    const t0 = performance.now();
+    let stale = 0;
+    while (second.headers['x-cache'] === 'STALE' && performance.now() - t0 < 3000) {
+      stale++;
+      await sleep(50);
+      second = await edge(path);
+    }
+    const waited = stale ? ` after ${stale} STALE over ${ms(performance.now() - t0)}` : '';
+    console.log(`  ${path}: second request X-Cache ${second.headers['x-cache']} (status ${second.status})${waited}`);
     assert(second.status === 200 && second.headers['x-cache'] === 'HIT', `${path}: second anonymous request was ${second.headers['x-cache']}, want HIT`);
   }
   // Log in through Varnish like a browser.
