@@ -114,7 +114,7 @@ node_main=$(json 'd["node"][0]["release"]')
 cell HOST "purger · Node.js $node_main · Redis $(json '[x for x in d["store"] if x["name"]=="redis"][0]["version"]') (host)" "purger:" scripts/suites/purger.sh
 for release in $(json '" ".join(x["release"] for x in d["node"])'); do
   node=$(node_dir "$release") || { rows+=("FAIL  Node.js $release: not fetched from the npm registry"); fail=$((fail + 1)); continue; }
-  for store in $(json '" ".join(x["name"] + "-" + x["version"] for x in d["store"] if "image" in x["where"])'); do
+  for store in $(json '" ".join(x["name"] + "-" + x["version"] for x in d["store"] if "image" in x)'); do
     name=${store%-*}
     # One Node.js line per store keeps the matrix at 2 x 2 without running every pair: Node 24
     # with Valkey, Node 26 with Redis 8 and Valkey.
