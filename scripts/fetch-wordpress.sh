@@ -5,10 +5,9 @@
 # (wp-content/themes/twentytwentythree and twentytwentyfive included) from Debian sid's packages,
 # with no symlink left in it, for WP_SOURCE=... (scripts/suites/plugin.sh, stack/).
 #
-# apt-get runs with a private state directory (.cache/apt-sid: its own sources.list, lists and
-# archive cache, an empty dpkg status); the machine's /etc/apt and dpkg database are never
-# written. The packages are only downloaded and unpacked with dpkg-deb -x into a private root; no
-# maintainer script runs. Debian's wordpress package replaces bundled libraries with symlinks into
+# apt-get runs with a private state directory (.cache/apt-sid, scripts/lib/apt-private.sh): the
+# machine's /etc/apt and dpkg database are never written; the packages are unpacked with
+# dpkg-deb -x into a private root. Debian's wordpress package replaces bundled libraries with symlinks into
 # other packages (libjs-*, libphp-phpmailer, php-getid3...) and into /etc: every symlink is
 # replaced by a copy of its target, resolved inside the extraction root; an absolute target the
 # packages do not ship is taken from this machine when it is there (/etc/ssl/certs/
@@ -41,31 +40,13 @@ packages=(
   libjs-cropper libjs-jquery-ui libjs-lodash libjs-underscore libphp-phpmailer php-getid3
 )
 
+# shellcheck source=scripts/lib/apt-private.sh
+source "$repo/scripts/lib/apt-private.sh"
 state=$repo/.cache/apt-sid
-mkdir -p "$state/lists/partial" "$state/archives/partial" "$state/parts" "$state/prefs"
-echo 'deb [check-valid-until=no] http://deb.debian.org/debian sid main' >"$state/sources.list"
-: >"$state/status"
-apt_opts=(
-  -o "Dir::Etc::SourceList=$state/sources.list"
-  -o "Dir::Etc::SourceParts=$state/parts"
-  -o "Dir::Etc::Preferences=$state/preferences"
-  -o "Dir::Etc::PreferencesParts=$state/prefs"
-  -o "Dir::State=$state"
-  -o "Dir::State::Lists=$state/lists"
-  -o "Dir::State::status=$state/status"
-  -o "Dir::Cache=$state"
-  -o "Dir::Cache::Archives=$state/archives"
-  -o "Dir::Cache::pkgcache=$state/pkgcache.bin"
-  -o "Dir::Cache::srcpkgcache=$state/srcpkgcache.bin"
-  -o "Debug::NoLocking=1"
-  -o "APT::Get::List-Cleanup=0"
-  -o "APT::Sandbox::User=$(id -un)"
-)
-
 log "apt-get update (Debian sid, private state in $state)"
-apt-get "${apt_opts[@]}" -qq update >&2 || die "apt-get update failed (network? keyring?)"
+apt_private "$state" sid || die "apt-get update failed (network? keyring?)"
 
-version=$(apt-cache "${apt_opts[@]}" policy wordpress | awk '/Candidate:/ { print $2 }')
+version=$(apt-cache "${APT_PRIVATE[@]}" policy wordpress | awk '/Candidate:/ { print $2 }')
 [[ -n $version && $version != "(none)" ]] || die "Debian sid has no wordpress package"
 upstream=${version#*:}
 upstream=${upstream%%[-+~]*}
@@ -78,7 +59,7 @@ work=$repo/.cache/wordpress/.work-$want
 rm -rf "$work"
 mkdir -p "$work/debs" "$work/root"
 trap 'rm -rf "$work"' EXIT
-(cd "$work/debs" && apt-get "${apt_opts[@]}" -qq download "wordpress=$version" "${packages[@]:1}" >&2) ||
+(cd "$work/debs" && apt-get "${APT_PRIVATE[@]}" -qq download "wordpress=$version" "${packages[@]:1}" >&2) ||
   die "apt-get download failed"
 for deb in "$work"/debs/*.deb; do
   dpkg-deb -x "$deb" "$work/root"

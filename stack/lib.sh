@@ -21,12 +21,20 @@ PURGER_REPURGE_DELAYS_MS=${PURGER_REPURGE_DELAYS_MS:-300,2000}
 VARNISH_STORAGE=${VARNISH_STORAGE:-malloc,256m}
 REDIS_MAXMEMORY=${REDIS_MAXMEMORY:-512mb}   # the purger's log and receipts; writes refused (not evicted) beyond
 WP_SOURCE=${WP_SOURCE:-/usr/share/wordpress}   # the WordPress tree make up copies (Debian's package)
+# Where each service listens and finds the others: loopback on this machine by default; the
+# compose images (stack/images/) set them to their own addresses.
+WEB_LISTEN=${WEB_LISTEN:-127.0.0.1:$WEB_PORT}
+PURGER_URL=${PURGER_URL:-http://127.0.0.1:$PURGER_PORT}
+REDIS_BIND=${REDIS_BIND:-127.0.0.1}
+STACK_LOG_STDOUT=${STACK_LOG_STDOUT:-0}   # 1: services log to stdout/stderr (containers), not $LOG_DIR
 
 RUN_DIR=$STACK_DIR/run
 LOG_DIR=$STACK_DIR/log
 CONF_DIR=$STACK_DIR/conf
 SECRETS_FILE=$STACK_DIR/secrets.env
-WP_DIR=$STACK_DIR/wordpress
+WP_DIR=${STACK_WP_DIR:-$STACK_DIR/wordpress}
+WP_CONFIG=${WP_CONFIG:-$WP_DIR/wp-config.php}
+REDIS_DATA_DIR=${REDIS_DATA_DIR:-$STACK_DIR/redis}
 
 # Services in start order; stop runs them backwards.
 STACK_SERVICES=(mariadb redis php-fpm nginx purger varnish wp-cron)
@@ -44,6 +52,7 @@ PURGER_OS_USER=${STACK_PURGER_USER:-varnish-edge}
 if ((!STACK_ROOT)); then WEB_USER=$(id -un) DB_OS_USER=$WEB_USER REDIS_OS_USER=$WEB_USER PURGER_OS_USER=$WEB_USER; fi
 DB_SOCKET_DIR=$RUN_DIR/mysqld   # mysql may write here; its group (the web user) may connect
 DB_SOCKET=$DB_SOCKET_DIR/mysqld.sock
+WP_DB_HOST=${WP_DB_HOST:-localhost:$DB_SOCKET}   # WordPress's DB_HOST
 
 # service_users: the users above must exist (the packages create www-data, mysql and redis; the
 # purger's is created here).
@@ -158,11 +167,39 @@ secret_value() {
   esac
 }
 STACK_SECRETS=(DB_PASSWORD REDIS_PASSWORD WEBHOOK_SECRET OPERATOR_TOKEN ADMIN_PASSWORD VARNISH_PURGE_TOKEN)
+WP_KEYS=(AUTH_KEY SECURE_AUTH_KEY LOGGED_IN_KEY NONCE_KEY AUTH_SALT SECURE_AUTH_SALT LOGGED_IN_SALT NONCE_SALT)
 
+# load_secrets: the secrets as variables, from $SECRETS_FILE (native), or with STACK_SECRETS_DIR
+# (the compose images) one file per secret named in lower case (db_password...), as Docker
+# mounts them at /run/secrets; a container gets only the files its service needs
+# (stack/compose/secrets.sh). wp_keys holds WordPress's keys and salts (WP_AUTH_KEY=...).
 load_secrets() {
+  if [[ -n ${STACK_SECRETS_DIR:-} ]]; then
+    local k f
+    for k in "${STACK_SECRETS[@]}"; do
+      f=$STACK_SECRETS_DIR/${k,,}
+      [[ -r $f ]] && printf -v "$k" '%s' "$(<"$f")"
+    done
+    # shellcheck disable=SC1091
+    [[ -r $STACK_SECRETS_DIR/wp_keys ]] && source "$STACK_SECRETS_DIR/wp_keys"
+    return 0
+  fi
   [[ -r $SECRETS_FILE ]] || die "no $SECRETS_FILE; run make up first"
   # shellcheck disable=SC1090
   source "$SECRETS_FILE"
+}
+
+# db_grants_sql HOST: creates the `wordpress` database and its user at HOST ('localhost' for the
+# native stack's socket, '%' for compose's network) with DB_PASSWORD; safe to run on every start.
+db_grants_sql() {
+  local pw=${DB_PASSWORD//\\/\\\\}
+  pw=${pw//\'/\\\'}
+  cat <<SQL
+CREATE DATABASE IF NOT EXISTS wordpress CHARACTER SET utf8mb4;
+CREATE USER IF NOT EXISTS 'wordpress'@'$1' IDENTIFIED BY '$pw';
+ALTER USER 'wordpress'@'$1' IDENTIFIED BY '$pw';
+GRANT ALL PRIVILEGES ON wordpress.* TO 'wordpress'@'$1';
+SQL
 }
 
 php_fpm_bin() { printf '%s\n' /usr/sbin/php-fpm* | grep -E '/php-fpm[0-9.]*$' | sort -V | tail -1; }

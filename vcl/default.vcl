@@ -11,10 +11,10 @@ vcl 4.1;
 import std;
 import var;
 
-# The WordPress origin: the docker-compose service "wordpress".
+# The WordPress origin: the docker-compose service "wordpress" (nginx on 8081).
 backend default {
     .host = "wordpress";
-    .port = "80";
+    .port = "8081";
     .connect_timeout = 2s;
     .first_byte_timeout = 30s;
     .between_bytes_timeout = 10s;
@@ -42,7 +42,7 @@ backend default {
 # costs an uncached page 5 s, not 30.
 backend default_unprobed {
     .host = "wordpress";
-    .port = "80";
+    .port = "8081";
     .connect_timeout = 2s;
     .first_byte_timeout = 5s;
     .between_bytes_timeout = 5s;

@@ -227,7 +227,11 @@ export function loadConfig(env: Env = process.env): Config {
   const redisMinReplicas = minReplicasRaw === '' ? (redisSentinel ? 1 : 0) : int('PURGER_REDIS_MIN_REPLICAS', 0, 0, 16);
 
   const webhookSecrets: WebhookSecret[] = [];
-  list('PURGER_WEBHOOK_SECRETS').forEach((entry, i) => {
+  (secretFromEnv(env, 'PURGER_WEBHOOK_SECRETS', problems) ?? '')
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .forEach((entry, i) => {
     // `whsec_…` signs for every allowed site; `site=whsec_…` only for that site.
     const scoped = /^([^=]+)=(whsec_.*)$/.exec(entry);
     const parsed = parseSecret(scoped ? scoped[2]! : entry);
@@ -250,7 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('PURGER_WEBHOOK_SECRETS: required for the ingest role (comma-separated whsec_<base64> secrets)');
   }
 
-  const operatorToken = env.PURGER_OPERATOR_TOKEN?.trim() || undefined;
+  const operatorToken = secretFromEnv(env, 'PURGER_OPERATOR_TOKEN', problems);
   if (operatorToken !== undefined && operatorToken.length < 16) {
     problems.push('PURGER_OPERATOR_TOKEN: must be at least 16 characters');
   }

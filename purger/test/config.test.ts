@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { toStoredEvent } from '../src/event-model.js';
@@ -28,6 +31,31 @@ describe('loadConfig', () => {
     expect(p).not.toContain('secretvalue');
     expect(p).toContain('VARNISH_NODES: "novarnish" is not host:port');
     expect(p).toContain('PURGER_REPURGE_DELAYS_MS="-1"');
+  });
+
+  it('reads the webhook secrets and the operator token from files (Docker secrets), never echoing them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'purger-config-'));
+    const OTHER = 'whsec_b3RoZXItc2VjcmV0LWZvci1hLXNlY29uZC1zaXRlLTAx';
+    writeFileSync(join(dir, 'secrets'), `${SECRET}\nexample.com=${OTHER}\n`);
+    writeFileSync(join(dir, 'token'), 'operator-token-from-a-file-0123\n');
+    const base = { PURGER_SITES: 'localhost:8080,example.com', PURGER_TAG_PREFIXES: 'example.com=ex1', VARNISH_NODES: 'v:80' };
+    const c = loadConfig({ ...base, PURGER_WEBHOOK_SECRETS_FILE: join(dir, 'secrets'), PURGER_OPERATOR_TOKEN_FILE: join(dir, 'token') });
+    expect(c.webhookSecrets).toHaveLength(2);
+    expect(c.webhookSecrets[1]!.site).toBe('example.com');
+    expect(c.operatorToken).toBe('operator-token-from-a-file-0123');
+    writeFileSync(join(dir, 'bad'), 'whsec_!!secretvalue\n');
+    const problems = (env: Record<string, string>): string => {
+      try {
+        loadConfig({ ...base, ...env });
+      } catch (e) {
+        return (e as ConfigError).problems.join('\n');
+      }
+      return '';
+    };
+    expect(problems({ PURGER_WEBHOOK_SECRETS_FILE: join(dir, 'bad') })).toContain('PURGER_WEBHOOK_SECRETS entry 1');
+    expect(problems({ PURGER_WEBHOOK_SECRETS_FILE: join(dir, 'bad') })).not.toContain('secretvalue');
+    expect(problems({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_WEBHOOK_SECRETS_FILE: join(dir, 'secrets') })).toContain('PURGER_WEBHOOK_SECRETS and PURGER_WEBHOOK_SECRETS_FILE: set one, not both');
+    expect(problems({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_OPERATOR_TOKEN_FILE: join(dir, 'none') })).toMatch(/PURGER_OPERATOR_TOKEN_FILE=".*none": cannot read it \(ENOENT\)/);
   });
 
   it('reads the repeat schedule', () => {

@@ -29,12 +29,7 @@ start)
     --innodb-flush-log-at-trx-commit=2 --skip-log-bin --character-set-server=utf8mb4
   wait_until 60 "MariaDB on $sock" sql -e 'SELECT 1' \
     || die "MariaDB did not start; see $LOG_DIR/mariadb-error.log"
-  sql --batch <<SQL
-CREATE DATABASE IF NOT EXISTS wordpress CHARACTER SET utf8mb4;
-CREATE USER IF NOT EXISTS 'wordpress'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
-ALTER USER 'wordpress'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
-GRANT ALL PRIVILEGES ON wordpress.* TO 'wordpress'@'localhost';
-SQL
+  db_grants_sql localhost | sql --batch
   ;;
 stop) stop_pid mariadb ;;
 *) die "usage: $0 start|stop" ;;

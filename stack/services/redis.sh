@@ -7,8 +7,8 @@ case ${1:-} in
 start)
   is_running redis && exit 0
   load_secrets
-  mkdir -p "$STACK_DIR/redis"
-  own "$REDIS_OS_USER" 700 "$STACK_DIR/redis"
+  mkdir -p "$REDIS_DATA_DIR"
+  own "$REDIS_OS_USER" 700 "$REDIS_DATA_DIR"
   drop_to "$REDIS_OS_USER"
   spawn redis "${DROP[@]}" redis-server "$CONF_DIR/redis.conf"
   wait_until 30 "Redis on port $REDIS_PORT" \

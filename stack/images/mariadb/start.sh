@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The compose "mariadb" service (stack/images/mariadb): initialises /var/lib/mysql when empty,
+# then runs mariadbd on :3306 with an init file (on the tmpfs, mode 600) that creates or updates
+# the `wordpress` database and user from the db_password secret before the first connection.
+# Health: start.sh health (a query over the socket as the OS user mysql).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+datadir=/var/lib/mysql sock=/tmp/mysqld.sock
+if [[ ${1:-} == health ]]; then
+  exec mariadb --no-defaults --socket="$sock" -N -e 'SELECT 1 FROM mysql.user LIMIT 1'
+fi
+load_secrets
+[[ -n ${DB_PASSWORD:-} ]] || die "no db_password in $STACK_SECRETS_DIR"
+if [[ ! -d $datadir/mysql ]]; then
+  log "mariadb: initialising $datadir"
+  mariadb-install-db --no-defaults --datadir="$datadir" --skip-test-db \
+    --auth-root-authentication-method=socket >/dev/null || die "mariadb-install-db failed"
+fi
+mkdir -p "$STACK_DIR"
+# The OS user mysql owns the data anyway: it gets the socket account root has on Debian (the
+# health check and `docker compose exec mariadb mariadb` use it; no password, no network).
+(umask 077; {
+  db_grants_sql '%'
+  echo "CREATE USER IF NOT EXISTS 'mysql'@'localhost' IDENTIFIED VIA unix_socket;"
+  echo "GRANT ALL PRIVILEGES ON *.* TO 'mysql'@'localhost' WITH GRANT OPTION;"
+} >"$STACK_DIR/init.sql")
+exec mariadbd --no-defaults --datadir="$datadir" --socket="$sock" --pid-file=/tmp/mariadbd.pid \
+  --bind-address=0.0.0.0 --port=3306 --skip-name-resolve --init-file="$STACK_DIR/init.sql" \
+  --innodb-buffer-pool-size=128M --skip-log-bin --character-set-server=utf8mb4
