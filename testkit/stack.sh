@@ -5,6 +5,7 @@
 #   temp_stack_up NAME       stack/up.sh on free loopback ports in a new /tmp/NAME-stack.XXXXXX;
 #                            exports STACK_DIR and the ports, sources stack/lib.sh for its
 #                            helpers; DEMO_POSTS and the other stack settings pass through.
+#   run_e2e NAME             stack/e2e/e2e.mjs against the stack STACK_CTL drives (below)
 #   temp_stack_down [keep-logs]  stops every process recorded under STACK_DIR (the stack's and any
 #                            a caller added there, such as bench's microcaches) and removes it;
 #                            with keep-logs, prints the tail of each log first.
@@ -36,4 +37,17 @@ temp_stack_down() {
     done
   fi
   rm -rf "$STACK_DIR"
+}
+
+# run_e2e NAME: stack/e2e/e2e.mjs against the stack STACK_CTL drives (stack/ctl.sh, or
+# stack/compose/ctl.sh), reached on the exported VARNISH_PORT, WEB_PORT, PURGER_PORT and
+# SITE_HOST; the admin's password, the operator token and a new application password come
+# through STACK_CTL.
+run_e2e() {
+  local app admin op
+  app=$("$STACK_CTL" wp app-password e2e | tail -n 1) && [[ -n $app ]] || { echo "$1: cannot create an application password"; return 1; }
+  admin=$("$STACK_CTL" secret admin_password) && op=$("$STACK_CTL" secret operator_token) \
+    || { echo "$1: cannot read the stack's secrets"; return 1; }
+  E2E_USER=${WP_ADMIN_USER:-admin} E2E_ADMIN_PASSWORD=$admin E2E_APP_PASSWORD=$app OPERATOR_TOKEN=$op \
+    STACK_CTL=$STACK_CTL timeout 600 node --test-reporter=spec stack/e2e/e2e.mjs
 }

@@ -21,11 +21,7 @@ wp_version=$(php -r 'include $argv[1]; echo $wp_version;' "$WP_DIR/wp-includes/v
 wp_theme=$(mariadb --no-defaults --socket="$DB_SOCKET" -N wordpress -e "SELECT option_value FROM wp_options WHERE option_name = 'stylesheet'" 2>/dev/null)
 echo "e2e: WordPress ${wp_version:-unknown}, theme ${wp_theme:-unknown}"
 
-# shellcheck source=/dev/null
-source "$SECRETS_FILE"
-E2E_APP_PASSWORD=$(stack/prepare-wordpress.sh app-password e2e) || { echo "e2e: cannot create an application password"; exit 1; }
-E2E_USER=$WP_ADMIN_USER E2E_ADMIN_PASSWORD=$ADMIN_PASSWORD E2E_APP_PASSWORD=$E2E_APP_PASSWORD OPERATOR_TOKEN=$OPERATOR_TOKEN \
-  STACK_REPO=$STACK_REPO timeout 480 node --test-reporter=spec stack/e2e/e2e.mjs
+STACK_CTL=$STACK_REPO/stack/ctl.sh run_e2e e2e
 rc=$?
 teardown
 # make up on broken sites (no theme, PHP fatal, database down): its own stack, its own ports.

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The compose stack for real (make test-compose, after the static checks): starts an engine if
+# none answers, builds every image from debian:trixie-slim (imported from debootstrap when no
+# registry answers), runs `docker compose up --wait` as its own project on free loopback ports,
+# then checks it: the home page renders the theme, PURGE from outside the purger is refused, the
+# e2e suite (stack/e2e/e2e.mjs through stack/compose/ctl.sh: edits fresh at the edge, offline
+# edits delivered from the outbox, the stale-page audit), the k6 smoke run through compose's k6
+# service, and the two-node profile (one edit invalidates both nodes). Tears the stack and its
+# volumes down, even on failure (printing its logs then). A second run reuses the built images.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+source testkit/docker.sh
+source testkit/stack.sh
+source stack/lib.sh
+pass=0 fail=0
+result() { if (($2 == 0)); then echo "PASS  $1"; pass=$((pass + 1)); else echo "FAIL  $1"; fail=$((fail + 1)); fi; }
+finish() { echo "compose: $pass passed, $fail failed"; exit $((fail > 0)); }
+
+docker_ready || { result "a Docker engine answers" 1; finish; }
+docker_base || { result "debian:trixie-slim (debootstrap)" 1; finish; }
+
+export COMPOSE_PROJECT_NAME=vetest-$$ COMPOSE_FILE=docker-compose.yml
+export COMPOSE_PROFILES="" DOCKER_BUILDKIT=0   # Debian 12's engine has no buildx: the classic builder
+read -r VARNISH_PORT VARNISH_2_PORT < <(free_ports 2)
+export VARNISH_PORT VARNISH_2_PORT SITE_HOST=localhost:$VARNISH_PORT
+export DEMO_POSTS=150 WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAYS_MS=300,1000 E2E_FRESH_LIMIT_MS=1000
+LOCAL_CA=$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null); export LOCAL_CA
+dc() { docker compose "$@"; }
+ok=0
+teardown() {
+  if ((!ok)); then echo "──── logs"; dc --profile fanout logs --no-color --tail 30 2>&1 | grep -v '"GET \|level":30' | tail -n 80; fi
+  dc --profile fanout --profile load --profile ha down -v --remove-orphans >/dev/null 2>&1
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+start=$SECONDS
+dc --profile load build >/tmp/$COMPOSE_PROJECT_NAME-build.log 2>&1
+rc=$?; ((rc)) && tail -n 30 /tmp/$COMPOSE_PROJECT_NAME-build.log
+rm -f /tmp/$COMPOSE_PROJECT_NAME-build.log
+result "every image builds from debian:trixie-slim ($((SECONDS - start)) s)" $rc
+((rc)) && finish
+start=$SECONDS
+dc up -d --wait >/dev/null 2>&1
+rc=$?
+result "docker compose up --wait: every service healthy ($((SECONDS - start)) s)" $rc
+((rc)) && finish
+
+edge=http://127.0.0.1:$VARNISH_PORT
+home=$(curl -s --max-time 10 "$edge/")
+grep -q 'wp-content/themes/twentytwentyfive' <<<"$home" && grep -q '<title>Varnish Edge demo' <<<"$home"
+result "the home page through Varnish renders the theme (Twenty Twenty-Five)" $?
+
+# The purger's own token, sent from the host (not in acl purgers), must not purge.
+token=$(stack/compose/ctl.sh secret varnish_purge_token)
+code=$(curl -s -o /dev/null -w '%{http_code}' -X PURGE -H "Host: $SITE_HOST" -H "X-Purge-Token: $token" "$edge/")
+echo "  PURGE from the host with the right token: $code"
+[[ $code == 403 ]]
+result "PURGE from outside the backend network is refused, even with the token" $?
+# From inside the network (the ACL admits it) without the token.
+code=$(dc exec -T wordpress curl -s -o /dev/null -w '%{http_code}' -X PURGE -H "Host: $SITE_HOST" http://varnish:8080/)
+echo "  PURGE from the WordPress container without the token: $code"
+[[ $code == 403 ]]
+result "PURGE from inside the network without the purger's token is refused" $?
+
+# The e2e suite talks to the services on the backend network, as the purger does (this machine
+# reaches a bridge network's addresses from its gateway, 172.28.0.1, inside acl purgers: it sees
+# X-Cache as the native stack's loopback does); the published port is what users get.
+ip_of() { docker inspect -f "{{(index .NetworkSettings.Networks \"${COMPOSE_PROJECT_NAME}_backend\").IPAddress}}" "$(dc ps -q "$1")"; }
+export E2E_EDGE=http://$(ip_of varnish):8080 E2E_ORIGIN=http://$(ip_of wordpress):8081 E2E_PURGER=http://$(ip_of purger):8090
+echo "  edge $E2E_EDGE, origin $E2E_ORIGIN, purger $E2E_PURGER"
+STACK_CTL=$PWD/stack/compose/ctl.sh run_e2e compose
+result "e2e suite against compose (stack/e2e/e2e.mjs)" $?
+
+dc --profile load run --rm -e DURATION=5s -e VUS=4 -e MAX_P99_MS=2000 -e MIN_HIT_RATE=0.9 k6 run /scripts/hot-url.js 2>&1 | tail -n 12
+result "k6 smoke (hot-url.js, 5 s) through compose's k6 service" "${PIPESTATUS[0]}"
+
+# Two nodes: the purger finds the second by DNS; one edit reaches both.
+COMPOSE_PROFILES=fanout dc up -d --wait varnish-2 >/dev/null 2>&1
+rc=$?
+if ((rc == 0)); then
+  E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
+  E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password fanout | tail -n 1) \
+    node stack/compose/fanout-check.mjs "$E2E_EDGE" "http://$(ip_of varnish-2):8080"
+  rc=$?
+fi
+result "two Varnish nodes: one edit is fresh on both" $rc
+((fail == 0)) && ok=1
+finish
