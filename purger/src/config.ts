@@ -227,11 +227,9 @@ export function loadConfig(env: Env = process.env): Config {
   const redisMinReplicas = minReplicasRaw === '' ? (redisSentinel ? 1 : 0) : int('PURGER_REDIS_MIN_REPLICAS', 0, 0, 16);
 
   const webhookSecrets: WebhookSecret[] = [];
-  (secretFromEnv(env, 'PURGER_WEBHOOK_SECRETS', problems) ?? '')
-    .split(/[,\n]/)
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .forEach((entry, i) => {
+  // Comma-separated, or one per line in PURGER_WEBHOOK_SECRETS_FILE.
+  const webhookEntries = (secretFromEnv(env, 'PURGER_WEBHOOK_SECRETS', problems) ?? '').split(/[,\n]/).map((s) => s.trim());
+  webhookEntries.filter((s) => s !== '').forEach((entry, i) => {
     // `whsec_…` signs for every allowed site; `site=whsec_…` only for that site.
     const scoped = /^([^=]+)=(whsec_.*)$/.exec(entry);
     const parsed = parseSecret(scoped ? scoped[2]! : entry);

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Static validation of docker-compose.yml (no Docker engine here): pytest over
-# stack/compose/test_compose.py, one test per check plus the broken copies that must fail.
+# Compose suite (make test-compose): the static checks of docker-compose.yml (pytest over
+# stack/compose/test_compose.py: images built from debian:trixie-slim only, tags within
+# platforms.json, loopback ports, secrets as files, least privilege), then the stack for real
+# (stack/compose/live-test.sh: build, up --wait, e2e, audit, k6 smoke, two nodes, down -v).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 py=/usr/bin/python3; [[ -x $py ]] || py=python3
-PYTHONDONTWRITEBYTECODE=1 exec "$py" -m pytest -v -p no:cacheprovider stack/compose/test_compose.py
+rc=0
+PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -q -p no:cacheprovider stack/compose/test_compose.py || rc=1
+stack/compose/live-test.sh || rc=1
+exit $rc

@@ -46,6 +46,19 @@ rc=$?
 result "docker compose up --wait: every service healthy ($((SECONDS - start)) s)" $rc
 ((rc)) && finish
 
+# No secret in any container's configuration (environment, command, labels): they are files.
+leaked=""
+mapfile -t containers < <(dc ps -aq)
+inspect=$(docker inspect "${containers[@]}" 2>/dev/null)
+for name in db_password redis_password webhook_secret operator_token admin_password varnish_purge_token; do
+  value=$(stack/compose/ctl.sh secret "$name") || value=""
+  if ((${#value} < 16)); then leaked+=" $name(unreadable)"; continue; fi
+  [[ $inspect == *"$value"* ]] && leaked+=" $name"
+done
+[[ -z $leaked ]] || echo "  in docker inspect:$leaked"
+[[ -z $leaked && -n $inspect ]]
+result "no secret in docker inspect of any container" $?
+
 edge=http://127.0.0.1:$VARNISH_PORT
 home=$(curl -s --max-time 10 "$edge/")
 grep -q 'wp-content/themes/twentytwentyfive' <<<"$home" && grep -q '<title>Varnish Edge demo' <<<"$home"
@@ -67,7 +80,8 @@ result "PURGE from inside the network without the purger's token is refused" $?
 # reaches a bridge network's addresses from its gateway, 172.28.0.1, inside acl purgers: it sees
 # X-Cache as the native stack's loopback does); the published port is what users get.
 ip_of() { docker inspect -f "{{(index .NetworkSettings.Networks \"${COMPOSE_PROJECT_NAME}_backend\").IPAddress}}" "$(dc ps -q "$1")"; }
-export E2E_EDGE=http://$(ip_of varnish):8080 E2E_ORIGIN=http://$(ip_of wordpress):8081 E2E_PURGER=http://$(ip_of purger):8090
+E2E_EDGE=http://$(ip_of varnish):8080 E2E_ORIGIN=http://$(ip_of wordpress):8081 E2E_PURGER=http://$(ip_of purger):8090
+export E2E_EDGE E2E_ORIGIN E2E_PURGER
 echo "  edge $E2E_EDGE, origin $E2E_ORIGIN, purger $E2E_PURGER"
 STACK_CTL=$PWD/stack/compose/ctl.sh run_e2e compose
 result "e2e suite against compose (stack/e2e/e2e.mjs)" $?

@@ -12,7 +12,8 @@ start)
   ;;
 loop)
   while :; do
-    timeout 300 "$STACK_REPO/stack/prepare-wordpress.sh" cron >/dev/null || true
+    # wp-cron.ok: when the last run succeeded (compose's health check reads its age).
+    if timeout 300 "$STACK_REPO/stack/prepare-wordpress.sh" cron >/dev/null; then : >"$RUN_DIR/wp-cron.ok"; fi
     sleep "$WP_CRON_INTERVAL"
   done
   ;;

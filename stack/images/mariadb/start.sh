@@ -4,7 +4,7 @@
 # the `wordpress` database and user from the db_password secret before the first connection.
 # Health: start.sh health (a query over the socket as the OS user mysql).
 set -euo pipefail
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../../lib.sh"
 datadir=/var/lib/mysql sock=/tmp/mysqld.sock
 if [[ ${1:-} == health ]]; then
   exec mariadb --no-defaults --socket="$sock" -N -e 'SELECT 1 FROM mysql.user LIMIT 1'
