@@ -277,6 +277,17 @@ def _(doc):
     return out
 
 
+@check("every setting the file reads is documented in .env.example, and .env stays out of git")
+def _(doc):
+    used = set(re.findall(r"(?<!\$)\$\{([A-Z_][A-Z0-9_]*)", read("docker-compose.yml")))
+    documented = set(re.findall(r"^#?([A-Z_][A-Z0-9_]*)=", read(".env.example"), re.M))
+    out = [f"${{{v}}} is not in .env.example" for v in sorted(used - documented)]
+    out += [f".env.example names {v}, which docker-compose.yml does not read" for v in sorted(documented - used)]
+    if subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", ".env"], check=False).returncode != 0:
+        out.append(".env is not in .gitignore")
+    return out
+
+
 # Ways to break the file; each must make at least one check fail.
 def _set(path, value):
     def mutate(d):
