@@ -29,6 +29,7 @@ APT_PACKAGES=(
   wrk                                          # bench/ hot-url and the k6 suite's check of it
   passwd                                       # useradd: the native stack's unprivileged service user
   unzip xz-utils ca-certificates               # unpacking Go and Node.js (below)
+  libatomic1                                   # Node.js 26's binary links it
 )
 # Only where the release has them: Debian 13 dropped php-codesniffer (scripts/lint/php.sh then runs
 # php -l alone and says so); Debian 12 has no Twenty Twenty-Five, the default theme of Debian 13's
@@ -143,7 +144,7 @@ check_compose() {
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 case $only in
-  node) APT_PACKAGES=(curl ca-certificates python3) OPTIONAL_PACKAGES=() ;;   # python3 reads platforms.json
+  node) APT_PACKAGES=(curl ca-certificates python3 libatomic1) OPTIONAL_PACKAGES=() ;;   # python3 reads platforms.json
   go) APT_PACKAGES=(curl ca-certificates unzip) OPTIONAL_PACKAGES=() ;;
 esac
 command -v apt-get >/dev/null || need "this script installs with apt-get (Debian 12 or 13); install the packages listed in scripts/install-deps.sh by hand"

@@ -34,12 +34,20 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-start=$SECONDS
-dc --profile load build >/tmp/$COMPOSE_PROJECT_NAME-build.log 2>&1
-rc=$?; ((rc)) && tail -n 30 /tmp/$COMPOSE_PROJECT_NAME-build.log
-rm -f /tmp/$COMPOSE_PROJECT_NAME-build.log
-result "every image builds from debian:trixie-slim ($((SECONDS - start)) s)" $rc
-((rc)) && finish
+# build LABEL [ENV=VALUE...]: every image compose builds, with those settings; timed, its log
+# shown on failure.
+build() {
+  local label=$1 start=$SECONDS log=/tmp/$COMPOSE_PROJECT_NAME-build.log rc
+  shift
+  env "$@" docker compose --profile load build >"$log" 2>&1
+  rc=$?
+  ((rc)) && tail -n 30 "$log"
+  rm -f "$log"
+  result "$label build from debian:trixie-slim ($((SECONDS - start)) s)" $rc
+  return $rc
+}
+build "every default image (Varnish 7.7, Node.js 24)" || finish
+build "Vinyl Cache 9.0 and the purger on Node.js 26" VARNISH_VERSION=9.0 PURGER_NODE=26 || finish
 start=$SECONDS
 dc up -d --wait >/dev/null 2>&1
 rc=$?
@@ -99,5 +107,39 @@ if ((rc == 0)); then
   rc=$?
 fi
 result "two Varnish nodes: one edit is fresh on both" $rc
+
+# The other versions compose offers (.env.example): both nodes on Vinyl Cache 9.0, the purger on
+# Node.js 26 (each image built by compose on first use), one edit fresh on both nodes again.
+export VARNISH_VERSION=9.0 PURGER_NODE=26
+COMPOSE_PROFILES=fanout dc up -d --wait purger varnish varnish-2 >/dev/null 2>&1
+rc=$?
+if ((rc == 0)); then
+  dc exec -T varnish varnishd -V 2>&1 | head -n 1
+  dc exec -T purger node -p '"  purger on Node.js " + process.versions.node'
+  E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
+  E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password versions | tail -n 1) \
+    node stack/compose/fanout-check.mjs "http://$(ip_of varnish):8080" "http://$(ip_of varnish-2):8080"
+  rc=$?
+fi
+result "Vinyl Cache 9.0 nodes and the purger on Node.js 26: one edit is fresh on both" $rc
+
+# Profile "ha": Valkey replicas and three sentinels; the purger follows the primary through
+# Sentinel (and waits for a replica before its 202), and one edit is fresh on both nodes again.
+COMPOSE_PROFILES=ha,fanout dc up -d --wait >/dev/null 2>&1
+rc=$?
+if ((rc == 0)); then
+  replicas=$(dc exec -T valkey-sentinel-1 valkey-cli -p 26379 sentinel replicas purger | grep -c '^ip$')
+  echo "  sentinel-1 sees the primary and $replicas replicas"
+  ((replicas == 2)) || rc=1
+  REDIS_SENTINELS=valkey-sentinel-1:26379,valkey-sentinel-2:26379,valkey-sentinel-3:26379 REDIS_SENTINEL_MASTER=purger \
+    COMPOSE_PROFILES=ha,fanout dc up -d --wait purger >/dev/null 2>&1 || rc=1
+fi
+if ((rc == 0)); then
+  E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
+  E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password ha | tail -n 1) \
+    node stack/compose/fanout-check.mjs "http://$(ip_of varnish):8080" "http://$(ip_of varnish-2):8080"
+  rc=$?
+fi
+result "profile ha: Valkey replicas and Sentinel, the purger through Sentinel; one edit fresh on both nodes" $rc
 ((fail == 0)) && ok=1
 finish
