@@ -20,7 +20,7 @@ docker_ready || { result "a Docker engine answers" 1; finish; }
 docker_base || { result "debian:trixie-slim (debootstrap)" 1; finish; }
 
 export COMPOSE_PROJECT_NAME=vetest-$$ COMPOSE_FILE=docker-compose.yml
-export COMPOSE_PROFILES="" DOCKER_BUILDKIT=0   # Debian 12's engine has no buildx: the classic builder
+export COMPOSE_PROFILES=""
 read -r VARNISH_PORT VARNISH_2_PORT < <(free_ports 2)
 export VARNISH_PORT VARNISH_2_PORT SITE_HOST=localhost:$VARNISH_PORT
 export DEMO_POSTS=150 WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAYS_MS=300,1000 E2E_FRESH_LIMIT_MS=1000
@@ -128,7 +128,12 @@ result "Vinyl Cache 9.0 nodes and the purger on Node.js 26: one edit is fresh on
 COMPOSE_PROFILES=ha,fanout dc up -d --wait >/dev/null 2>&1
 rc=$?
 if ((rc == 0)); then
-  replicas=$(dc exec -T valkey-sentinel-1 valkey-cli -p 26379 sentinel replicas purger | grep -c '^ip$')
+  # Sentinel learns of replicas from the primary's INFO, every 10 s.
+  for _ in $(seq 1 30); do
+    replicas=$(dc exec -T valkey-sentinel-1 valkey-cli -p 26379 sentinel replicas purger | grep -c '^ip$')
+    ((replicas == 2)) && break
+    sleep 1
+  done
   echo "  sentinel-1 sees the primary and $replicas replicas"
   ((replicas == 2)) || rc=1
   REDIS_SENTINELS=valkey-sentinel-1:26379,valkey-sentinel-2:26379,valkey-sentinel-3:26379 REDIS_SENTINEL_MASTER=purger \

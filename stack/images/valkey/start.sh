@@ -12,6 +12,7 @@ export REDISCLI_AUTH=$REDIS_PASSWORD
 case ${1:-primary} in
 primary | replica)
   "$STACK_REPO/stack/render-config.sh" redis
+  mkdir -p "$REDIS_DATA_DIR"
   if [[ $1 == replica ]]; then
     [[ -n ${2:-} ]] || die "usage: start.sh replica PRIMARY_HOST"
     printf 'replicaof %s %s\nmasterauth %s\n' "$2" "$REDIS_PORT" "$REDIS_PASSWORD" >>"$CONF_DIR/redis.conf"
