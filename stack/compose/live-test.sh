@@ -49,8 +49,10 @@ build() {
 build "every default image (Varnish 7.7, Node.js 24)" || finish
 build "Vinyl Cache 9.0 and the purger on Node.js 26" VARNISH_VERSION=9.0 PURGER_NODE=26 || finish
 start=$SECONDS
-dc up -d --wait >/dev/null 2>&1
+up_log=$(dc up -d --wait 2>&1)
 rc=$?
+# e.g. "Pool overlaps": another compose project of this file holds 172.28.0.0/16 (docker compose ls).
+((rc)) && tail -n 5 <<<"$up_log"
 result "docker compose up --wait: every service healthy ($((SECONDS - start)) s)" $rc
 ((rc)) && finish
 
