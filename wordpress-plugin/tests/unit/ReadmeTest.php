@@ -13,9 +13,12 @@ class ReadmeTest extends \PHPUnit\Framework\TestCase {
 	}
 
 	public function test_purger_url_example_uses_the_purgers_port() {
-		$compose = file_get_contents( dirname( __DIR__, 3 ) . '/docker-compose.yml' );
-		$this->assertSame( 1, preg_match( '/PURGER_PORT:\s*"?(\d+)"?/', $compose, $m ) );
+		$root = dirname( __DIR__, 3 );
+		// The port the purger's image listens on, the one compose's WordPress is given, the readme's.
+		$this->assertSame( 1, preg_match( '/PURGER_PORT=(\d+)/', (string) file_get_contents( $root . '/stack/images/purger/Dockerfile' ), $m ) );
+		$this->assertSame( 1, preg_match( '/PURGER_URL:\s*"?http:\/\/purger:(\d+)/', (string) file_get_contents( $root . '/docker-compose.yml' ), $c ) );
 		$this->assertSame( 1, preg_match( "/VARNISH_EDGE_PURGER_URL', 'http:\/\/purger:(\d+)'/", self::readme(), $r ) );
+		$this->assertSame( $m[1], $c[1] );
 		$this->assertSame( $m[1], $r[1] );
 	}
 
