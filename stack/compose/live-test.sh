@@ -99,13 +99,19 @@ result "e2e suite against compose (stack/e2e/e2e.mjs)" $?
 dc --profile load run --rm -e DURATION=5s -e VUS=4 -e MAX_P99_MS=2000 -e MIN_HIT_RATE=0.9 k6 run /scripts/hot-url.js 2>&1 | tail -n 12
 result "k6 smoke (hot-url.js, 5 s) through compose's k6 service" "${PIPESTATUS[0]}"
 
+# both_nodes_fresh NAME: stack/compose/fanout-check.mjs on the two Varnish nodes as they are now
+# (containers recreated by a step get new addresses), with an application password NAME.
+both_nodes_fresh() {
+  E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
+  E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password "$1" | tail -n 1) \
+    node stack/compose/fanout-check.mjs "http://$(ip_of varnish):8080" "http://$(ip_of varnish-2):8080"
+}
+
 # Two nodes: the purger finds the second by DNS; one edit reaches both.
 COMPOSE_PROFILES=fanout dc up -d --wait varnish-2 >/dev/null 2>&1
 rc=$?
 if ((rc == 0)); then
-  E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
-  E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password fanout | tail -n 1) \
-    node stack/compose/fanout-check.mjs "$E2E_EDGE" "http://$(ip_of varnish-2):8080"
+  both_nodes_fresh fanout
   rc=$?
 fi
 result "two Varnish nodes: one edit is fresh on both" $rc
@@ -118,9 +124,7 @@ rc=$?
 if ((rc == 0)); then
   dc exec -T varnish varnishd -V 2>&1 | head -n 1
   dc exec -T purger node -p '"  purger on Node.js " + process.versions.node'
-  E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
-  E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password versions | tail -n 1) \
-    node stack/compose/fanout-check.mjs "http://$(ip_of varnish):8080" "http://$(ip_of varnish-2):8080"
+  both_nodes_fresh versions
   rc=$?
 fi
 result "Vinyl Cache 9.0 nodes and the purger on Node.js 26: one edit is fresh on both" $rc
@@ -142,9 +146,7 @@ if ((rc == 0)); then
     COMPOSE_PROFILES=ha,fanout dc up -d --wait purger >/dev/null 2>&1 || rc=1
 fi
 if ((rc == 0)); then
-  E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
-  E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password ha | tail -n 1) \
-    node stack/compose/fanout-check.mjs "http://$(ip_of varnish):8080" "http://$(ip_of varnish-2):8080"
+  both_nodes_fresh ha
   rc=$?
 fi
 result "profile ha: Valkey replicas and Sentinel, the purger through Sentinel; one edit fresh on both nodes" $rc
