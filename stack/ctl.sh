@@ -6,6 +6,7 @@
 #   wp SCRIPT [ARG...]        stack/prepare-wordpress.sh SCRIPT (set-meta, app-password, cron...)
 #   secret NAME               prints one secret (admin_password, operator_token...)
 #   stop|start SERVICE        stops or starts one service (purger, varnish...)
+#   php-log                   prints what PHP logged (warnings, errors) since the stack started
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 case ${1:-} in
@@ -13,5 +14,6 @@ sql) mariadb --no-defaults --socket="$DB_SOCKET" -N wordpress -e "$2" ;;
 wp) exec "$STACK_REPO/stack/prepare-wordpress.sh" "${@:2}" ;;
 secret) load_secrets; v=${2^^}; [[ -n ${!v:-} ]] || die "no secret '$2'"; printf '%s\n' "${!v}" ;;
 stop | start) exec "$STACK_REPO/stack/services/$2.sh" "$1" ;;
-*) die "usage: ctl.sh sql QUERY | wp SCRIPT [ARG...] | secret NAME | stop|start SERVICE" ;;
+php-log) if [[ -f $LOG_DIR/php-error.log ]]; then cat "$LOG_DIR/php-error.log"; fi ;;
+*) die "usage: ctl.sh sql QUERY | wp SCRIPT [ARG...] | secret NAME | stop|start SERVICE | php-log" ;;
 esac

@@ -8,13 +8,11 @@ src=$WP_SOURCE
 plugin=$STACK_REPO/wordpress-plugin/varnish-edge
 
 layout() {
-  [[ -f $src/wp-settings.php ]] || die "$src/wp-settings.php is missing: no WordPress tree at WP_SOURCE=$src (Debian: apt-get install wordpress)"
-  if [[ ! -f $WP_DIR/wp-settings.php ]]; then
+  # A tree copied before copy-wordpress.sh resolved Debian's links is copied again over itself.
+  if [[ ! -f $WP_DIR/wp-settings.php || -n $(find "$WP_DIR" -xtype l -print -quit) ]]; then
     log "wordpress: copying $src to $WP_DIR"
-    mkdir -p "$WP_DIR"
     # PHP resolves symlinks in __DIR__, so the entry points must be real files in our tree.
-    (cd "$src" && tar --exclude=./wp-config.php --exclude=./.htaccess \
-      --exclude=./wp-content/languages -cf - .) | (cd "$WP_DIR" && tar -xf -)
+    "$STACK_REPO/stack/copy-wordpress.sh" "$src" "$WP_DIR"
   fi
   mkdir -p "$WP_DIR/wp-content/uploads" "$WP_DIR/wp-content/plugins" "$WP_DIR/wp-content/mu-plugins" "$WP_DIR/wp-content/themes"
   chmod 755 "$WP_DIR"

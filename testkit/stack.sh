@@ -6,6 +6,10 @@
 #                            exports STACK_DIR and the ports, sources stack/lib.sh for its
 #                            helpers; DEMO_POSTS and the other stack settings pass through.
 #   run_e2e NAME             stack/e2e/e2e.mjs against the stack STACK_CTL drives (below)
+#   wp_admin_walk NAME URL   the wp-admin walk in Chromium (wordpress-plugin/tests/browser/
+#                            wp-admin-walk.mjs) as the stack's admin, at URL; fails on what the
+#                            walk saw and on any PHP warning or error logged meanwhile
+#   browser_kit              npm ci in wordpress-plugin/tests/browser when playwright-core is missing
 #   temp_stack_down [keep-logs]  stops every process recorded under STACK_DIR (the stack's and any
 #                            a caller added there, such as bench's microcaches) and removes it;
 #                            with keep-logs, prints the tail of each log first.
@@ -52,4 +56,28 @@ run_e2e() {
   fi
   E2E_USER=${WP_ADMIN_USER:-admin} E2E_ADMIN_PASSWORD=$admin E2E_APP_PASSWORD=$app OPERATOR_TOKEN=$op \
     STACK_CTL=$STACK_CTL timeout 600 node --test-reporter=spec stack/e2e/e2e.mjs
+}
+
+browser_kit() {
+  local dir
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../wordpress-plugin/tests/browser" && pwd)
+  [[ -d $dir/node_modules/playwright-core ]] && return 0
+  echo "npm ci (wordpress-plugin/tests/browser)"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+wp_admin_walk() {
+  local admin before out rc php
+  browser_kit || { echo "$1: cannot install the browser kit"; return 1; }
+  admin=$("$STACK_CTL" secret admin_password) || { echo "$1: cannot read the admin password"; return 1; }
+  before=$("$STACK_CTL" php-log | wc -l)
+  out=$(WP_URL=$2 WP_USER=${WP_ADMIN_USER:-admin} WP_PASS=$admin \
+    timeout 300 node "$(dirname "${BASH_SOURCE[0]}")/../wordpress-plugin/tests/browser/wp-admin-walk.mjs" 2>&1)
+  rc=$?
+  php=$("$STACK_CTL" php-log | tail -n +$((before + 1)) | grep -E 'PHP (Warning|Fatal error|Parse error)|WordPress database error')
+  echo "$1: wp-admin walk: ${out##*$'\n'}"
+  if [[ -n $php ]]; then
+    echo "$1: PHP logged during the walk:"; echo "$php" | head -n 20; rc=1
+  fi
+  ((rc == 0)) || { echo "$out" | tail -n 30; return 1; }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end suite: starts the native stack (stack/up.sh) on free loopback ports in a temporary
-# state directory, runs stack/e2e/e2e.mjs against it through Varnish, and tears it down even on
-# failure (its logs are printed when something failed); then stack/e2e/site-check.test.mjs,
+# state directory, runs stack/e2e/e2e.mjs against it through Varnish, then the wp-admin walk in
+# Chromium (testkit wp_admin_walk: Media Library, uploads, block editor) with and without
+# underscore.min.js, and tears it down even on failure (its logs are printed when something failed); then stack/e2e/site-check.test.mjs,
 # which starts broken stacks of its own. WP_SOURCE picks the WordPress tree both use (default
 # Debian's 6.1; WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for 7.1), with its own default theme.
 set -uo pipefail
@@ -21,8 +22,23 @@ wp_version=$(php -r 'include $argv[1]; echo $wp_version;' "$WP_DIR/wp-includes/v
 wp_theme=$(mariadb --no-defaults --socket="$DB_SOCKET" -N wordpress -e "SELECT option_value FROM wp_options WHERE option_name = 'stylesheet'" 2>/dev/null)
 echo "e2e: WordPress ${wp_version:-unknown}, theme ${wp_theme:-unknown}"
 
-STACK_CTL=$STACK_REPO/stack/ctl.sh run_e2e e2e
+export STACK_CTL=$STACK_REPO/stack/ctl.sh
+run_e2e e2e
 rc=$?
+wp_admin_walk e2e "http://$SITE_HOST" || rc=1
+# The walk can fail: with underscore gone (Debian's tree links it from libjs-underscore, the link
+# make up used to copy broken), Media → Library is blank and the walk must say so.
+echo "e2e: the wp-admin walk fails without wp-includes/js/underscore.min.js"
+mv "$WP_DIR/wp-includes/js/underscore.min.js" "$STACK_DIR/underscore.min.js"
+varnishadm -n "$STACK_DIR/varnish" ban 'req.url ~ "^/wp-includes/js/underscore"' >/dev/null
+if out=$(wp_admin_walk e2e-broken "http://$SITE_HOST"); then
+  echo "e2e: FAIL the walk passed with underscore.min.js missing"; rc=1
+elif [[ $out != *underscore.min.js* ]]; then
+  echo "e2e: FAIL the walk failed, but not on underscore.min.js:"; echo "$out" | tail -n 5; rc=1
+else
+  echo "e2e: ok (it failed on underscore.min.js)"
+fi
+mv "$STACK_DIR/underscore.min.js" "$WP_DIR/wp-includes/js/underscore.min.js"
 teardown
 # make up on broken sites (no theme, PHP fatal, database down): its own stack, its own ports.
 echo "e2e: make up refuses a site that does not render (stack/e2e/site-check.test.mjs)"

@@ -10,10 +10,8 @@ export WP_SOURCE=${WP_SOURCE:-/usr/share/wordpress}
 wp_version=$(php -r '$wp_version = ""; @include $argv[1] . "/wp-includes/version.php"; echo $wp_version;' "$WP_SOURCE")
 [[ -n $wp_version ]] || { echo "plugin: no WordPress tree at WP_SOURCE=$WP_SOURCE"; exit 1; }
 
-if [[ ! -d tests/browser/node_modules/playwright-core ]]; then
-  echo "plugin: npm ci (tests/browser)"
-  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error) || { echo "plugin: npm ci failed"; exit 1; }
-fi
+source ../testkit/stack.sh
+browser_kit || { echo "plugin: npm ci failed"; exit 1; }
 
 report=$(mktemp)
 out=$(mktemp)

@@ -4,7 +4,7 @@
 # registry answers), runs `docker compose up --wait` as its own project on free loopback ports,
 # then checks it: the home page renders the theme, PURGE from outside the purger is refused, the
 # e2e suite (stack/e2e/e2e.mjs through stack/compose/ctl.sh: edits fresh at the edge, offline
-# edits delivered from the outbox, the stale-page audit), the k6 smoke run through compose's k6
+# edits delivered from the outbox, the stale-page audit), the wp-admin walk in Chromium, the k6 smoke run through compose's k6
 # service, and the two-node profile (one edit invalidates both nodes). Tears the stack and its
 # volumes down, even on failure (printing its logs then). A second run reuses the built images.
 set -uo pipefail
@@ -93,8 +93,17 @@ ip_of() { docker inspect -f "{{(index .NetworkSettings.Networks \"${COMPOSE_PROJ
 E2E_EDGE=http://$(ip_of varnish):8080 E2E_ORIGIN=http://$(ip_of wordpress):8081 E2E_PURGER=http://$(ip_of purger):8090
 export E2E_EDGE E2E_ORIGIN E2E_PURGER
 echo "  edge $E2E_EDGE, origin $E2E_ORIGIN, purger $E2E_PURGER"
-STACK_CTL=$PWD/stack/compose/ctl.sh run_e2e compose
+export STACK_CTL=$PWD/stack/compose/ctl.sh
+run_e2e compose
 result "e2e suite against compose (stack/e2e/e2e.mjs)" $?
+
+# The image's WordPress is whole (Debian's relative links resolved), and wp-admin works in a browser.
+dangling=$(dc exec -T wordpress find /srv/wordpress -xtype l)
+[[ -z $dangling ]] || echo "$dangling" | head -n 5
+[[ -z $dangling ]]
+result "no dangling link in the image's WordPress tree" $?
+wp_admin_walk compose "http://$SITE_HOST"
+result "wp-admin walk in Chromium (Media Library, JPEG and WAV uploads, image via the block editor's media modal)" $?
 
 dc --profile load run --rm -e DURATION=5s -e VUS=4 -e MAX_P99_MS=2000 -e MIN_HIT_RATE=0.9 k6 run /scripts/hot-url.js 2>&1 | tail -n 12
 result "k6 smoke (hot-url.js, 5 s) through compose's k6 service" "${PIPESTATUS[0]}"

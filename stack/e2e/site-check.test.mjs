@@ -50,7 +50,7 @@ async function edgeHome() {
 }
 
 test('make up fails and names the cause when the theme is not installed', async () => {
-  cpSync(SOURCE, wpSource, { recursive: true, verbatimSymlinks: true });
+  execFileSync(join(repo, 'stack/copy-wordpress.sh'), [SOURCE, wpSource]);
   rmSync(join(wpSource, 'wp-content/themes', THEME), { recursive: true, force: true });
   const r = run('stack/up.sh');
   assert.notEqual(r.status, 0, `make up succeeded without a theme:\n${r.out.slice(-2000)}`);

@@ -1,24 +1,11 @@
-// Headless Chromium (Debian's) driven by playwright-core: log in, save the Varnish Edge settings,
-// test the connection, and click "Purge whole site" in the admin bar.
-// Env: WP_URL, WP_USER, WP_PASS, NEW_TTL. Prints one JSON line with what it saw.
-import { chromium } from 'playwright-core';
+// Log in, save the Varnish Edge settings, test the connection, and click "Purge whole site" in the
+// admin bar. Env: WP_URL, WP_USER, WP_PASS, NEW_TTL. Prints one JSON line with what it saw.
+import { login, run, watchedPage } from './lib.mjs';
 
 const base = process.env.WP_URL;
-const result = { steps: [] };
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--no-first-run'],
-  timeout: 120000,
-});
-try {
-  const page = await browser.newPage();
-  page.setDefaultTimeout(90000);
-
-  await page.goto(`${base}/wp-login.php`);
-  await page.fill('#user_login', process.env.WP_USER);
-  await page.fill('#user_pass', process.env.WP_PASS);
-  await Promise.all([page.waitForURL(/\/wp-admin\//), page.click('#wp-submit')]);
+await run(async (browser, result) => {
+  const page = await watchedPage(browser, result.problems);
+  await login(page, base, process.env.WP_USER, process.env.WP_PASS);
   result.steps.push('logged in');
 
   await page.goto(`${base}/wp-admin/options-general.php?page=varnish-edge`);
@@ -39,10 +26,4 @@ try {
   await Promise.all([page.waitForLoadState('load'), link.click()]);
   result.after_purge_url = page.url();
   result.steps.push('purged whole site');
-} catch (err) {
-  result.error = String(err?.stack || err);
-} finally {
-  await browser.close();
-}
-console.log(JSON.stringify(result));
-process.exit(result.error ? 1 : 0);
+});

@@ -1,0 +1,64 @@
+// The browser tests' one kit: Debian's Chromium driven by playwright-core, a wp-admin login, and a
+// watcher that records everything a person would call broken on a page: console errors, uncaught
+// exceptions, failed requests and any 4xx/5xx answer.
+import { chromium } from 'playwright-core';
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--no-first-run'],
+    timeout: 120000,
+  });
+}
+
+/**
+ * A page with a 90 s default timeout whose problems are pushed to `problems` as strings. With
+ * `site` (the site's base URL), requests to any other origin (Gravatar in the admin bar, say)
+ * are answered 204 in the browser and listed in `offsite`: the tests run without internet, and a
+ * page must not depend on one.
+ */
+export async function watchedPage(browser, problems, { ignore = [], site = null, offsite = [] } = {}) {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(90000);
+  if (site) {
+    const origin = new URL(site).origin;
+    await page.route((url) => url.origin !== origin, (route) => {
+      offsite.push(route.request().url());
+      return route.fulfill({ status: 204, body: '' });
+    });
+  }
+  const ignored = (text) => ignore.some((re) => re.test(text));
+  const add = (text) => { if (!ignored(text)) problems.push(`${text} (on ${page.url()})`); };
+  page.on('console', (msg) => { if (msg.type() === 'error') add(`console error: ${msg.text()}`); });
+  page.on('pageerror', (err) => add(`uncaught: ${err.message}`));
+  page.on('requestfailed', (req) => {
+    const why = req.failure()?.errorText ?? 'failed';
+    // A navigation that replaces the page aborts what the old page still loads: not a fault.
+    if (why !== 'net::ERR_ABORTED') add(`request failed: ${req.method()} ${req.url()} ${why}`);
+  });
+  page.on('response', (res) => { if (res.status() >= 400) add(`HTTP ${res.status()}: ${res.request().method()} ${res.url()}`); });
+  return page;
+}
+
+export async function login(page, base, user, pass) {
+  await page.goto(`${base}/wp-login.php`);
+  await page.fill('#user_login', user);
+  await page.fill('#user_pass', pass);
+  await Promise.all([page.waitForURL(/\/wp-admin\//), page.click('#wp-submit')]);
+}
+
+/** Runs `steps(result)` and prints one JSON line; exit status 1 on an error or any problem. */
+export async function run(steps) {
+  const result = { steps: [], problems: [] };
+  const browser = await launch();
+  try {
+    await steps(browser, result);
+  } catch (err) {
+    result.error = String(err?.stack || err);
+  } finally {
+    await browser.close();
+  }
+  console.log(JSON.stringify(result));
+  process.exit(result.error || result.problems.length ? 1 : 0);
+}
