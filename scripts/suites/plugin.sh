@@ -10,6 +10,7 @@ export WP_SOURCE=${WP_SOURCE:-/usr/share/wordpress}
 wp_version=$(php -r '$wp_version = ""; @include $argv[1] . "/wp-includes/version.php"; echo $wp_version;' "$WP_SOURCE")
 [[ -n $wp_version ]] || { echo "plugin: no WordPress tree at WP_SOURCE=$WP_SOURCE"; exit 1; }
 
+# shellcheck source=testkit/stack.sh
 source ../testkit/stack.sh
 browser_kit || { echo "plugin: npm ci failed"; exit 1; }
 
