@@ -4,7 +4,7 @@ import { login, run, watchedPage } from './lib.mjs';
 
 const base = process.env.WP_URL;
 await run(async (browser, result) => {
-  const page = await watchedPage(browser, result.problems);
+  const page = await watchedPage(browser, result.problems, { site: base });
   await login(page, base, process.env.WP_USER, process.env.WP_PASS);
   result.steps.push('logged in');
 

@@ -20,6 +20,8 @@ final class Environment {
 	public static $receiver_log;
 	public static $receiver_control;
 	private static $procs = array();
+	/** @var array|null The clean site, once clean_site() started it. */
+	private static $clean;
 	private static $watchdog;
 
 	/** The WordPress tree the test site is copied from: $WP_SOURCE, or Debian's package. */
@@ -119,6 +121,45 @@ final class Environment {
 		return false;
 	}
 
+	/**
+	 * wp-config.php constants of a test site: a database on the private MariaDB, fresh salts, debug
+	 * log to a file, no HTTP beyond 127.0.0.1.
+	 *
+	 * @param string $db_name   Database.
+	 * @param string $debug_log WP_DEBUG_LOG file.
+	 * @return array<string,mixed>
+	 */
+	private static function site_config( $db_name, $debug_log ) {
+		$config = array(
+			'DB_NAME'          => $db_name,
+			'DB_USER'          => 'root',
+			'DB_PASSWORD'      => '',
+			'DB_HOST'          => 'localhost:' . self::$socket,
+			'DB_CHARSET'       => 'utf8mb4',
+			'DB_COLLATE'       => '',
+			'DISABLE_WP_CRON'  => true,
+			'WP_DEBUG'         => true,
+			'WP_DEBUG_LOG'     => $debug_log,
+			'WP_DEBUG_DISPLAY' => false,
+			'AUTOMATIC_UPDATER_DISABLED' => true,
+			'WP_HTTP_BLOCK_EXTERNAL'     => true,
+			'WP_ACCESSIBLE_HOSTS'        => '127.0.0.1',
+		);
+		foreach ( array( 'AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_KEY', 'NONCE_KEY', 'AUTH_SALT', 'SECURE_AUTH_SALT', 'LOGGED_IN_SALT', 'NONCE_SALT' ) as $salt ) {
+			$config[ $salt ] = bin2hex( random_bytes( 24 ) );
+		}
+		return $config;
+	}
+
+	/** `define()` lines for wp-config.php. */
+	private static function defines( array $config ) {
+		$php = '';
+		foreach ( $config as $name => $value ) {
+			$php .= 'define( ' . var_export( $name, true ) . ', ' . var_export( $value, true ) . " );\n";
+		}
+		return $php;
+	}
+
 	public static function start() {
 		self::$dir = sys_get_temp_dir() . '/varnish-edge-test-' . getmypid() . '-' . bin2hex( random_bytes( 3 ) );
 		mkdir( self::$dir, 0777, true );
@@ -143,20 +184,19 @@ final class Environment {
 		mysqli_query( $db, 'CREATE DATABASE wordpress CHARACTER SET utf8mb4' );
 		mysqli_close( $db );
 
-		// WordPress: Debian's package copied (its entry points resolve paths from __DIR__),
-		// with our own wp-config.php and wp-content.
+		// WordPress: Debian's package copied (its entry points resolve paths from __DIR__, and its
+		// themes come along), with our own wp-config.php and the plugin linked in.
 		self::$wp = self::$dir . '/wordpress';
 		$source = self::wp_source();
 		if ( ! is_file( $source . '/wp-settings.php' ) ) {
 			throw new RuntimeException( "no WordPress tree at WP_SOURCE=$source" );
 		}
-		self::run( 'mkdir -p ' . escapeshellarg( self::$wp ) . ' && cd ' . escapeshellarg( $source ) . ' && tar --exclude=./wp-content --exclude=./wp-config.php -cf - . | tar -C ' . escapeshellarg( self::$wp ) . ' -xf -' );
-		mkdir( self::$wp . '/wp-content/plugins', 0777, true );
-		mkdir( self::$wp . '/wp-content/themes', 0777, true );
-		mkdir( self::$wp . '/wp-content/uploads', 0777, true );
-		// The source's themes (twentytwentythree, which the tests use; twentytwentyfive on 6.7+).
-		foreach ( glob( $source . '/wp-content/themes/*', GLOB_ONLYDIR ) as $theme ) {
-			symlink( $theme, self::$wp . '/wp-content/themes/' . basename( $theme ) );
+		// The stack's copier: Debian's relative links to underscore, getID3... become files.
+		self::run( escapeshellarg( dirname( __DIR__, 3 ) . '/stack/copy-wordpress.sh' ) . ' ' . escapeshellarg( $source ) . ' ' . escapeshellarg( self::$wp ) );
+		foreach ( array( 'plugins', 'themes', 'uploads' ) as $sub ) {
+			if ( ! is_dir( self::$wp . "/wp-content/$sub" ) ) {
+				mkdir( self::$wp . "/wp-content/$sub", 0777, true );
+			}
 		}
 		symlink( self::plugin_dir(), self::$wp . '/wp-content/plugins/varnish-edge' );
 
@@ -166,28 +206,7 @@ final class Environment {
 		self::$receiver_control = self::$dir . '/receiver-status';
 		touch( self::$receiver_log );
 
-		$config = array(
-			'DB_NAME'          => 'wordpress',
-			'DB_USER'          => 'root',
-			'DB_PASSWORD'      => '',
-			'DB_HOST'          => 'localhost:' . self::$socket,
-			'DB_CHARSET'       => 'utf8mb4',
-			'DB_COLLATE'       => '',
-			'DISABLE_WP_CRON'  => true,
-			'WP_DEBUG'         => true,
-			'WP_DEBUG_LOG'     => self::$dir . '/debug.log',
-			'WP_DEBUG_DISPLAY' => false,
-			'AUTOMATIC_UPDATER_DISABLED' => true,
-			'WP_HTTP_BLOCK_EXTERNAL'     => true,
-			'WP_ACCESSIBLE_HOSTS'        => '127.0.0.1',
-		);
-		foreach ( array( 'AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_KEY', 'NONCE_KEY', 'AUTH_SALT', 'SECURE_AUTH_SALT', 'LOGGED_IN_SALT', 'NONCE_SALT' ) as $salt ) {
-			$config[ $salt ] = bin2hex( random_bytes( 24 ) );
-		}
-		$php = "<?php\n";
-		foreach ( $config as $name => $value ) {
-			$php .= 'define( ' . var_export( $name, true ) . ', ' . var_export( $value, true ) . " );\n";
-		}
+		$php = "<?php\n" . self::defines( self::site_config( 'wordpress', self::$dir . '/debug.log' ) );
 		// Optional constants for tests of the wp-config override (read from a file next to the config).
 		$php .= "if ( is_file( __DIR__ . '/constants.php' ) ) { require __DIR__ . '/constants.php'; }\n";
 		// The test site, or (VARNISH_EDGE_TEST_MULTISITE set, see Multisite.php) a subdirectory
@@ -241,6 +260,45 @@ final class Environment {
 			return file_exists( $socket );
 		} );
 		return $socket;
+	}
+
+	/**
+	 * A second, clean WordPress in the same run, without the plugin: a copy of WP_SOURCE with its
+	 * own database (`wordpress_clean`), its own `php -S` and debug log, for installing the plugin as
+	 * a site owner does (DistInstallTest). WordPress writes to its own wp-content (FS_METHOD direct),
+	 * as plugin uploads need. Started on first use; stopped and removed with everything else.
+	 *
+	 * @return array{dir:string,url:string,port:int,db:string,debug_log:string} The site.
+	 */
+	public static function clean_site() {
+		if ( null !== self::$clean ) {
+			return self::$clean;
+		}
+		$site = array(
+			'dir'       => self::$dir . '/clean',
+			'port'      => self::free_port(),
+			'db'        => 'wordpress_clean',
+			'debug_log' => self::$dir . '/clean-debug.log',
+		);
+		$site['url'] = 'http://127.0.0.1:' . $site['port'];
+		$db          = mysqli_connect( 'localhost', 'root', '', '', 0, self::$socket );
+		mysqli_query( $db, 'CREATE DATABASE ' . $site['db'] . ' CHARACTER SET utf8mb4' );
+		mysqli_close( $db );
+		self::run( escapeshellarg( dirname( __DIR__, 3 ) . '/stack/copy-wordpress.sh' ) . ' ' . escapeshellarg( self::wp_source() ) . ' ' . escapeshellarg( $site['dir'] ) );
+		if ( file_exists( $site['dir'] . '/wp-content/plugins/varnish-edge' ) ) {
+			throw new RuntimeException( 'the WordPress tree already holds wp-content/plugins/varnish-edge: not a clean site' );
+		}
+		$config = array_merge( self::site_config( $site['db'], $site['debug_log'] ), array( 'FS_METHOD' => 'direct' ) );
+		$php    = "<?php\n" . self::defines( $config ) . "\$table_prefix = 'wp_';\n";
+		$php   .= "if ( ! defined( 'ABSPATH' ) ) { define( 'ABSPATH', __DIR__ . '/' ); }\nrequire_once ABSPATH . 'wp-settings.php';\n";
+		file_put_contents( $site['dir'] . '/wp-config.php', $php );
+		self::spawn( 'clean-wordpress', array( PHP_BINARY, '-S', '127.0.0.1:' . $site['port'], '-t', $site['dir'], __DIR__ . '/router.php' ), array( 'PHP_CLI_SERVER_WORKERS' => '4' ) );
+		self::wait_for( 'php -S (clean site)', static function () use ( $site ) {
+			return self::port_open( $site['port'] );
+		} );
+		self::run( escapeshellarg( PHP_BINARY ) . ' ' . escapeshellarg( __DIR__ . '/install-clean.php' ) . ' ' . escapeshellarg( $site['dir'] ) . ' ' . escapeshellarg( $site['url'] ) );
+		self::$clean = $site;
+		return $site;
 	}
 
 	public static function start_receiver() {
