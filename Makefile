@@ -2,19 +2,22 @@
 SHELL := /bin/bash
 SUITES ?= $(sort $(basename $(notdir $(wildcard scripts/suites/*.sh))))
 
-.PHONY: test deps lint $(addprefix test-,$(SUITES)) help
+.PHONY: test deps lint dist $(addprefix test-,$(SUITES)) help
 
 help:
 	@echo "make test         install missing dependencies, run every suite ($(SUITES))"
 	@echo "make lint         shellcheck, php -l + phpcs, tsc --noEmit + Biome, varnishd -C on every VCL"
 	@echo "make test-<suite> run one suite without the install step"
+	@echo "make dist         the plugin as users install it: dist/varnish-edge-<version>.zip (Upload Plugin)"
 	@echo "make test-platforms  every cell of the platform matrix (platforms.json), one line each"
 	@echo "make up|down|status  native WordPress + Varnish + purger stack (stack/README.md)"
 	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
-	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md)"
-	@echo "make bench        origin vs NGINX microcache vs Varnish: k6 and wrk (docs/benchmarks.md)"
+	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md; figures in .results/reliability/)"
+	@echo "make bench        origin vs NGINX microcache vs Varnish: k6, wrk and ab -k (docs/benchmarks.md; figures in .results/bench/)"
 	@echo "make bench-profile  perf profile of both microcaches on one hot URL (needs linux-perf)"
-	@echo "make bench-freshness  time-to-fresh at the edge after edits, under read load (bench/freshness.json)"
+	@echo "make bench-freshness  time-to-fresh at the edge after edits, under read load (.results/bench/freshness.json)"
+	@echo "make bench-purger the purger's throughput, latency and fan-out (purger/README.md; .results/purger/results.json)"
+	@echo "make publish-results  copy the latest figures from .results/ to the tracked files, regenerate docs and chart"
 
 test: deps lint
 	@scripts/run-suites.sh $(SUITES)
@@ -25,6 +28,10 @@ lint:
 
 deps:
 	@scripts/install-deps.sh --platforms
+
+# make dist: dist/varnish-edge-<version>.zip, the plugin folder's runtime files only (scripts/dist.sh).
+dist:
+	@scripts/dist.sh
 
 $(addprefix test-,$(filter-out platforms,$(SUITES))): test-%:
 	@scripts/run-suites.sh $*
@@ -45,7 +52,8 @@ status:
 	@stack/status.sh
 
 # Reliability (docs/reliability.md): full-length faults and the ten-minute soak, each on its own
-# native stack in a temporary directory; figures in reliability/results/.
+# native stack in a temporary directory; figures in .results/reliability/ (make publish-results
+# copies them to reliability/results/).
 .PHONY: chaos soak
 chaos: deps
 	@reliability/run.sh chaos
@@ -57,7 +65,8 @@ soak: deps
 audit:
 	@stack/audit.sh $(AUDIT_ARGS)
 
-# make bench: k6 side-by-side benchmark on a fresh native stack (about 8 min; docs/benchmarks.md).
+# make bench: k6, wrk and ab side-by-side benchmark on a fresh native stack (about 10 min;
+# docs/benchmarks.md). Figures in .results/bench/; make publish-results puts them in the docs.
 .PHONY: bench
 bench: deps
 	@bench/run.sh
@@ -67,12 +76,21 @@ bench: deps
 bench-profile: deps
 	@bench/profile-hot-url.sh
 
-# make bench-freshness: time-to-fresh (post; post + home + category + feed) under read load.
+# make bench-freshness: time-to-fresh (post; post + home + category + feed) under read load
+# (.results/bench/freshness.json).
 .PHONY: bench-freshness
 bench-freshness: deps
 	@bench/freshness.sh
 
-# make bench-purger: ingest → Redis → worker → 2 varnishd throughput and latency (purger/README.md).
+# make bench-purger: ingest → Redis → worker → 2 varnishd throughput and latency (purger/README.md;
+# .results/purger/results.json).
 .PHONY: bench-purger
 bench-purger: deps
 	@cd purger && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; } && npm run bench
+
+# make publish-results: no run writes a tracked file; this copies the latest figures from .results/
+# to bench/, reliability/results/ and purger/bench/, and regenerates bench/chart.svg and the
+# generated blocks of docs/benchmarks.md and README.md from bench/results.json.
+.PHONY: publish-results
+publish-results:
+	@scripts/publish-results.sh

@@ -3,8 +3,9 @@
 # k6/freshness.js edits the newest posts through the REST API (BENCH_EDIT_RATE edits/s, default
 # 2, for BENCH_FRESH_DURATION, default 40s: 80 edits) while readers load the same pages, and
 # times each edit until the post, and then the post, home page, category and feed, are fresh
-# through Varnish. Prints p50 / p99 / max and writes them to bench/freshness.json; fails when the
-# slowest edit took 500 ms or more (the worst case the project promises on loopback).
+# through Varnish. Prints p50 / p99 / max and writes them to .results/bench/freshness.json
+# (gitignored; `make publish-results` copies it to bench/freshness.json); fails when the slowest
+# edit took 500 ms or more (the worst case the project promises on loopback).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source k6/lib.sh
@@ -12,7 +13,8 @@ source k6/lib.sh
 DURATION=${BENCH_FRESH_DURATION:-40s}
 EDIT_RATE=${BENCH_EDIT_RATE:-2}
 export DEMO_POSTS=${BENCH_POSTS:-60}
-RUNS_DIR=$PWD/bench/out/freshness
+RESULTS_DIR=$PWD/.results/bench
+RUNS_DIR=$RESULTS_DIR/freshness
 K6=$(k6/install-k6.sh) || exit 1
 export K6 RUNS_DIR RUN_TIMEOUT=180
 rm -rf "$RUNS_DIR"; mkdir -p "$RUNS_DIR"
@@ -26,7 +28,7 @@ k6_run freshness freshness TARGET="http://127.0.0.1:$VARNISH_PORT" SITE_HOST="$S
   DURATION="$DURATION" EDIT_RATE="$EDIT_RATE" READER_VUS=4 WP_USER="$WP_ADMIN_USER" WP_APP_PASSWORD="$APP_PASSWORD" \
   FRESH_P99_MS=500 FRESH_ALL_P99_MS=500 FRESH_MAX_MS=500
 rc=$?
-python3 - "$RUNS_DIR/freshness.json" bench/freshness.json "$started" "$PURGER_REPURGE_DELAYS_MS" <<'PY' || exit 1
+python3 - "$RUNS_DIR/freshness.json" "$RESULTS_DIR/freshness.json" "$started" "$PURGER_REPURGE_DELAYS_MS" <<'PY' || exit 1
 import json, os, platform, sys
 run, out, started, repurge = sys.argv[1:]
 r = json.load(open(run))

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.." || exit 1
 source k6/lib.sh
 SECONDS_PER_RUN=${PROFILE_SECONDS:-10} ENC=${PROFILE_ENCODING:-plain}
 command -v perf >/dev/null || { echo "profile: perf is missing (apt-get install linux-perf)"; exit 1; }
-OUT=$PWD/bench/out/profile
+OUT=$PWD/.results/bench/profile
 rm -rf "$OUT"; mkdir -p "$OUT"
 trap temp_stack_down EXIT
 trap 'exit 130' INT TERM

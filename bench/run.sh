@@ -4,14 +4,19 @@
 #   nginx   NGINX microcaching as in NGINX's article (bench/nginx-microcache.conf.in)
 #   vcl     vcl/microcache.vcl in pure microcache mode, 1 s TTL (bench/varnish-microcache.sh)
 #   purge   the stack's own Varnish: long TTL kept fresh by the plugin and the purger
-# Runs k6/hot-url.js and k6/zipf.js against each, wrk on hot-url against NGINX and the VCL, k6/herd.js against the three caches,
-# k6/freshness.js (purge; vcl for comparison) and k6/origin-outage.js (vcl), counts origin
-# requests in the origin's access log, then bench/report.py writes bench/results.json,
-# bench/chart.svg and the figures in docs/benchmarks.md. About 8 minutes.
+# Runs k6/hot-url.js and k6/zipf.js against each, wrk on hot-url against NGINX and the VCL,
+# ApacheBench (ab -c 10 -t 30 -k: HTTP/1.0 keep-alive, NGINX's article's method) on hot-url
+# against the three caches, k6/herd.js against the three caches, k6/freshness.js (purge; vcl for
+# comparison) and k6/origin-outage.js (vcl), counts origin requests in the origin's access log,
+# then bench/report.py writes .results/bench/results.json, chart.svg and the generated text
+# (benchmarks.md, readme.md). Every file of the run stays under .results/bench/ (gitignored);
+# `make publish-results` copies the figures to bench/results.json and regenerates the docs from
+# them. About 10 minutes.
 #
 # Settings: BENCH_DURATION (per hot-url / zipf run, default 20s), BENCH_VUS (20),
 # BENCH_POSTS (demo posts = zipf URLs, 200), BENCH_EDIT_RATE (edits/s, 2), BENCH_WRK_ROUNDS
-# (rounds of the wrk hot-url runs, 3) and BENCH_WRK_SECONDS (per wrk run, 10).
+# (rounds of the wrk hot-url runs, 3), BENCH_WRK_SECONDS (per wrk run, 10) and
+# BENCH_AB_SECONDS (per ab run, 30).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source k6/lib.sh
@@ -23,9 +28,13 @@ VUS=${BENCH_VUS:-20}
 EDIT_RATE=${BENCH_EDIT_RATE:-2}
 WRK_ROUNDS=${BENCH_WRK_ROUNDS:-3}
 WRK_SECONDS=${BENCH_WRK_SECONDS:-10}
-[[ $WRK_ROUNDS =~ ^[1-9][0-9]*$ && $WRK_SECONDS =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_WRK_ROUNDS and BENCH_WRK_SECONDS must be whole numbers"; exit 2; }
+AB_SECONDS=${BENCH_AB_SECONDS:-30}
+[[ $WRK_ROUNDS =~ ^[1-9][0-9]*$ && $WRK_SECONDS =~ ^[1-9][0-9]*$ && $AB_SECONDS =~ ^[1-9][0-9]*$ ]] ||
+  { echo "bench: BENCH_WRK_ROUNDS, BENCH_WRK_SECONDS and BENCH_AB_SECONDS must be whole numbers"; exit 2; }
+command -v ab >/dev/null || { echo "bench: ab is missing (make deps installs apache2-utils)"; exit 1; }
 export DEMO_POSTS=${BENCH_POSTS:-200}
-RUNS_DIR=$PWD/bench/out
+RESULTS_DIR=$PWD/.results/bench   # results.json, chart.svg, the generated text (bench/report.py)
+RUNS_DIR=$RESULTS_DIR/out         # every file of the run
 K6=$(k6/install-k6.sh) || exit 1
 export K6 RUNS_DIR RUN_TIMEOUT=240
 rm -rf "$RUNS_DIR"; mkdir -p "$RUNS_DIR"
@@ -209,6 +218,35 @@ print(f"{out.rsplit('/', 1)[1]}: {run.get('requests', 0) / max(run.get('duration
 PY
 }
 
+# ab_measure NAME TARGET PATH: one bench/ab-hot-url.sh run on PATH (ab -c 10 -t AB_SECONDS -k),
+# plus the origin's requests during it (all of them, and those for PATH) and the CPU time of the
+# cache, the origin and ab. ab's own output is kept as NAME.ab.txt.
+ab_measure() {
+  local name=$1 target=$2 path=$3 off s0 o0 k0 s1 o1 k1 rc
+  settle
+  off=$(log_offset)
+  read -r s0 o0 k0 < <(cpu_snapshot "$target")
+  bench/ab-hot-url.sh "${URL[$target]}$path" "$SITE_HOST" "$AB_SECONDS" "$RUNS_DIR/$name.ab.txt" >"$RUNS_DIR/$name.ab.json"
+  rc=$?
+  read -r s1 o1 k1 < <(cpu_snapshot "$target")
+  python3 - "$RUNS_DIR/$name.ab.json" "$target" "$rc" "$(origin_requests "$off")" "$(origin_requests "$off" "\"GET $path HTTP")" "$path" \
+    $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+out, target, rc, origin_all, origin_url, path, server, orig, ab, hz = sys.argv[1:]
+try:
+    run = json.load(open(out))
+except ValueError:
+    run = {"aborted": None}
+cpu = lambda ticks: round(int(ticks) / int(hz), 2)
+run.update({"target": target, "path": path, "ab_exit": int(rc), "origin_requests": int(origin_all),
+            "origin_requests_for_url": int(origin_url), "cpu_s": {"cache": cpu(server), "origin": cpu(orig), "ab": cpu(ab)}})
+json.dump(run, open(out, "w"))
+failed = "aborted (Test aborted after 10 failures)" if run.get("aborted") else f"{run.get('failed')} failed"
+print(f"{out.rsplit('/', 1)[1]}: {run.get('rps') or 0:,.0f} req/s, {run.get('mean_ms_per_request')} ms per request, {failed}, "
+      f"{run.get('keepalive_requests')} keep-alive, origin {origin_url} request(s) for {path}")
+PY
+}
+
 for t in "${TARGETS[@]}"; do
   hit=0.9 p99=5000; [[ $t == origin ]] && hit=0 p99=60000
   measure "hot-url.$t" hot-url "$t" '"GET / HTTP' DURATION="$DURATION" VUS="$VUS" MIN_HIT_RATE=$hit MAX_P99_MS=$p99
@@ -229,6 +267,12 @@ for ((round = 1; round <= WRK_ROUNDS; round++)); do
     done
   done
 done
+# ab -k, the method of NGINX's microcaching article (ab -c 10 -t 30 -k: HTTP/1.0 clients asking for
+# keep-alive), on a post none of the caches has served (the first request is each cache's miss).
+# The minimal Varnish is left out: it has no answer for HTTP/1.0 keep-alive clients
+# (vcl/microcache/http10.vcl), and ab aborts against it.
+path=$(sed -n "$((n + 2))p" "$RUNS_DIR/urls.txt")
+for t in nginx vcl purge; do ab_measure "ab.$t" "$t" "$path"; done
 # In purge mode, posts are edited during the run: the origin should see only the edited ones.
 for t in "${TARGETS[@]}"; do
   hit=0.5 p99=5000
@@ -253,6 +297,8 @@ cat >"$RUNS_DIR/run.json" <<JSON
  "load_end": "$(cut -d' ' -f1-3 /proc/loadavg)", "duration": "$DURATION", "vus": $VUS, "posts": $(wc -l <"$RUNS_DIR/urls.txt"),
  "edit_rate": $EDIT_RATE, "wordpress": "$(php -r "include '$WP_DIR/wp-includes/version.php'; echo \$wp_version;")",
  "varnish": "$(varnishd -V 2>&1 | head -1)", "nginx": "$(nginx -v 2>&1 | sed 's/.*: //')", "k6": "$("$K6" version | head -1)",
- "wrk": "$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)", "wrk_rounds": $WRK_ROUNDS, "wrk_seconds": $WRK_SECONDS}
+ "wrk": "$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)", "wrk_rounds": $WRK_ROUNDS, "wrk_seconds": $WRK_SECONDS,
+ "ab": "$(ab -V 2>&1 | head -1 | sed 's/^This is \([A-Za-z]*\), Version \([0-9.]*\).*/\1 \2/')", "ab_seconds": $AB_SECONDS}
 JSON
-python3 bench/report.py "$RUNS_DIR"
+python3 bench/report.py "$RUNS_DIR" "$RESULTS_DIR" || exit 1
+echo "bench: figures in $RESULTS_DIR (results.json, chart.svg, benchmarks.md, readme.md); make publish-results copies them into the docs"

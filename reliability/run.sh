@@ -5,9 +5,9 @@
 #   quick  shortened faults, hostile input, a bounded API fuzz run   (make test)
 #   chaos  every fault with the issue's durations                    (make chaos)
 #   soak   ten minutes of reads plus an event stream                 (make soak)
-# Results: reliability/results/<mode>.json for chaos and soak (the published figures); quick, which
-# `make test` runs, writes .results/reliability/ (gitignored) so a test run rewrites no tracked
-# file. Checks can be chosen: run.sh quick faults/origin-down
+# Results: .results/reliability/<mode>.json (gitignored: no run rewrites a tracked file);
+# `make publish-results` copies chaos.json and soak.json to reliability/results/, the published
+# figures. Checks can be chosen: run.sh quick faults/origin-down
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source stack/lib.sh
@@ -21,7 +21,7 @@ chaos) checks=("${@:-${CHAOS[@]}}") ;;
 soak) checks=() ;;
 *) echo "usage: $0 quick|chaos|soak [CHECK...]" >&2; exit 2 ;;
 esac
-[[ $mode == quick ]] && export REL_RESULTS_DIR=$STACK_REPO/.results/reliability
+export REL_RESULTS_DIR=${REL_RESULTS_DIR:-$STACK_REPO/.results/reliability}
 
 source testkit/stack.sh
 export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAYS_MS=300,1000

@@ -9,7 +9,7 @@
 // process of the last minute within 10 % of the first minute after warm-up: per process, because
 // php-fpm's dynamic pool adds workers under load), the ban list bounded (the lurker keeps
 // up), no errors anywhere, every edit fresh; then the stale-page audit must find nothing.
-// Figures: reliability/results/soak.json.
+// Figures: .results/reliability/soak.json (make publish-results copies it to reliability/results/).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { audit, discoverUrls } from '../stack/audit/audit.mjs';

@@ -27,6 +27,7 @@ APT_PACKAGES=(
   curl openssl perl python3 python3-yaml python3-pytest  # stack/ scripts, compose check (pytest)
   python3-venv procps                          # reliability/ (schemathesis venv, process memory)
   wrk                                          # bench/ hot-url and the k6 suite's check of it
+  apache2-utils                                # ab: bench/'s HTTP/1.0 keep-alive run (ab -k, the NGINX article's method)
   passwd                                       # useradd: the native stack's unprivileged service user
   unzip xz-utils ca-certificates               # unpacking Go and Node.js (below)
   libatomic1                                   # Node.js 26's binary links it

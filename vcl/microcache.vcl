@@ -42,6 +42,7 @@ include "./microcache/errors.vcl";      # origin errors
 include "./microcache/ttl.vcl";         # TTL, hit-for-miss
 include "./microcache/plain-copy.vcl";  # gzip and plain copies
 include "./microcache/debug.vcl";       # X-Cache & co.
+include "./microcache/http10.vcl";      # HTTP/1.0 keep-alive clients
 
 sub vcl_recv {
     call mc_guard_recv;
@@ -65,12 +66,14 @@ sub vcl_hash {
 
 sub vcl_hit {
     call mc_debug_hit;
+    call mc_http10_hit;
     call mc_grace_hit;
 }
 
 sub vcl_miss {
     call mc_invalidate_miss;
     call mc_debug_miss;
+    call mc_http10_miss;
 }
 
 sub vcl_backend_fetch {
@@ -79,12 +82,14 @@ sub vcl_backend_fetch {
     call mc_plain_copy_backend_fetch;
     call mc_grace_backend_fetch;
     call mc_invalidate_backend_fetch;
+    call mc_http10_backend_fetch;
 }
 
 sub vcl_backend_response {
     if (bereq.uncacheable) {
         return (deliver);
     }
+    call mc_http10_backend_response;
     call mc_invalidate_backend_response_meta;
     call mc_errors_backend_response;
     call mc_normalize_backend_response;
@@ -104,6 +109,7 @@ sub vcl_deliver {
     call mc_ttl_deliver;
     call mc_plain_copy_deliver;
     call mc_invalidate_deliver;
+    call mc_http10_deliver;
 }
 
 # Synthetic answers (invalidation results, refusals, /varnish-health) are a

@@ -1,7 +1,9 @@
 // `npm run bench`: ingest → Redis → worker → 2 varnishd, all real, on loopback, bounded in time,
 // then the fan-out to 1, 3 and 10 varnishd (fanout.ts).
-// Prints and writes (bench/results.json) sustained events/s, accept→applied latency p50/p99 at a
-// paced 500 events/s, purger RSS, and requests sent to Varnish per event, plus a 1,000-event burst.
+// Prints and writes sustained events/s, accept→applied latency p50/p99 at a paced 500 events/s,
+// purger RSS, and requests sent to Varnish per event, plus a 1,000-event burst, to
+// .results/purger/results.json at the repository root (gitignored; `make publish-results` copies
+// it to purger/bench/results.json).
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
@@ -270,10 +272,10 @@ async function main(): Promise<void> {
         ...(fan['1'] && fan['10'] ? { ten_nodes_burst_lt_3x_one_node: fan['10'].burst_1000.to_last_node_ms < 3 * fan['1'].burst_1000.to_last_node_ms } : {}),
       },
     };
-    mkdirSync(join(REPO_ROOT, 'purger/bench'), { recursive: true });
-    writeFileSync(join(REPO_ROOT, 'purger/bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    mkdirSync(join(REPO_ROOT, '.results/purger'), { recursive: true });
+    writeFileSync(join(REPO_ROOT, '.results/purger/results.json'), `${JSON.stringify(results, null, 2)}\n`);
     console.log(JSON.stringify(results, null, 2));
-    console.log('written to purger/bench/results.json');
+    console.log('written to .results/purger/results.json (make publish-results copies it to purger/bench/results.json)');
   } finally {
     if (!closed) {
       clearInterval(rssTimer);

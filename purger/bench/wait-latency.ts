@@ -2,7 +2,7 @@
 // (real redis-server, appendfsync everysec), the purger started like `npm start`, one varnishd.
 // POST /v1/events latency, p50/p99, with PURGER_REDIS_MIN_REPLICAS=0 and =1, on loopback:
 // sequential (one webhook at a time) and 16 concurrent, 1 and 50 events per webhook.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -61,8 +61,9 @@ async function main(): Promise<void> {
       console.log(key, out[key]);
     }
     out.loadavg_after = loadavg().map((x) => +x.toFixed(2));
-    writeFileSync(join(REPO_ROOT, 'purger/bench/wait-latency.json'), `${JSON.stringify(out, null, 2)}\n`);
-    console.log('written to purger/bench/wait-latency.json');
+    mkdirSync(join(REPO_ROOT, '.results/purger'), { recursive: true });
+    writeFileSync(join(REPO_ROOT, '.results/purger/wait-latency.json'), `${JSON.stringify(out, null, 2)}\n`);
+    console.log('written to .results/purger/wait-latency.json (make publish-results copies it to purger/bench/wait-latency.json)');
   } finally {
     r.disconnect();
     await replica.stop();

@@ -17,7 +17,7 @@ set -a
 # shellcheck disable=SC1091
 source "$STACK_DIR/secrets.env"
 set +a
-results=${REL_RESULTS_DIR:-$here/../results}
+results=${REL_RESULTS_DIR:-$here/../../.results/reliability}
 mkdir -p "$results"
 FUZZ_PURGER_URL=http://127.0.0.1:$PURGER_PORT FUZZ_SITE=$SITE_HOST FUZZ_SECRET=$WEBHOOK_SECRET \
 FUZZ_TOKEN=$OPERATOR_TOKEN FUZZ_REDIS_PORT=$REDIS_PORT FUZZ_REDIS_AUTH=$REDIS_PASSWORD \

@@ -313,9 +313,9 @@ export function processTree(pid) {
   return { kib, processes };
 }
 
-/** Published figures (chaos, soak) go to reliability/results; run.sh points `make test`'s elsewhere. */
+/** Figures go to .results/reliability (gitignored); `make publish-results` copies chaos and soak to reliability/results. */
 export function writeResult(repo, name, data) {
-  const dir = process.env.REL_RESULTS_DIR || join(repo, 'reliability/results');
+  const dir = process.env.REL_RESULTS_DIR || join(repo, '.results/reliability');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
   writeFileSync(file, `${JSON.stringify({ ...data, machine: machine() }, null, 2)}\n`);

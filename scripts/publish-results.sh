@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# make publish-results: the one step that changes tracked files with measured figures. Runs write
+# only under .results/ (gitignored): make bench, bench-freshness, chaos, soak and bench-purger
+# leave the tree as it was. This copies the latest result of each kind present there to its
+# published place, then regenerates what is generated from bench/results.json: bench/chart.svg,
+# the block of docs/benchmarks.md between the bench markers and the tables of README.md's
+# "Numbers" between <!-- bench:readme:begin --> and <!-- bench:readme:end --> (bench/report.py
+# --publish). A result that is not there is left as published; review with git diff, commit.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+# from (under .results/)      to (tracked)                      made by
+published=(
+  "bench/results.json         bench/results.json                make bench"
+  "bench/freshness.json       bench/freshness.json              make bench-freshness"
+  "reliability/chaos.json     reliability/results/chaos.json    make chaos"
+  "reliability/soak.json      reliability/results/soak.json     make soak"
+  "purger/results.json        purger/bench/results.json         make bench-purger"
+  "purger/wait-latency.json   purger/bench/wait-latency.json    npm run bench:wait (purger/)"
+)
+
+copied=0 bad=0
+for row in "${published[@]}"; do
+  read -r from to made_by <<<"$row"
+  from=.results/$from
+  if [[ ! -e $from ]]; then
+    echo "publish: no $from ($made_by): $to left as published"
+    continue
+  fi
+  if ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$from" 2>/dev/null; then
+    echo "publish: $from is not valid JSON: $to left as published"
+    bad=$((bad + 1))
+    continue
+  fi
+  if cmp -s "$from" "$to"; then
+    echo "publish: $to already is $from"
+    continue
+  fi
+  mkdir -p "$(dirname "$to")"
+  cp "$from" "$to"
+  echo "publish: $to ← $from ($(date -r "$from" -u '+%F %H:%M UTC'))"
+  copied=$((copied + 1))
+done
+
+# The generated text always follows bench/results.json, freshly copied or not.
+python3 bench/report.py --publish bench/results.json || bad=$((bad + 1))
+echo "publish: $copied result file(s) copied; review with: git diff --stat"
+((bad == 0))
