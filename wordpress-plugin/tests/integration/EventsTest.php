@@ -125,6 +125,38 @@ class EventsTest extends VE_TestCase {
 		$this->end_request();
 	}
 
+	/**
+	 * WP-Cron runs every due event of a run before its shutdown: a scheduled post's listings must
+	 * not wait for the events after it (the e2e stale-page audit on the compose stack: a category
+	 * listing and its feed kept without the post that went live, while `do_pings` waited on DNS).
+	 */
+	public function test_scheduled_post_going_live_in_a_cron_run_is_delivered_before_the_rest_of_the_run() {
+		$when = gmdate( 'Y-m-d H:i:s', time() + 3600 );
+		$id   = wp_insert_post( array( 'post_title' => 'Cron later', 'post_name' => 'cron-later', 'post_status' => 'future', 'post_date' => $when, 'post_date_gmt' => $when, 'post_category' => array( self::$ids['sports'] ) ) );
+		$this->end_request();
+		// The scheduled time has come.
+		global $wpdb;
+		$past = gmdate( 'Y-m-d H:i:s', time() - 5 );
+		$wpdb->update( $wpdb->posts, array( 'post_date' => $past, 'post_date_gmt' => $past ), array( 'ID' => $id ) );
+		clean_post_cache( $id );
+
+		// What wp-cron.php does for the due event, then the next event of the same run begins.
+		do_action_ref_array( 'publish_future_post', array( $id ) );
+		$this->assertSame( 'publish', get_post_status( $id ) );
+		$this->assertContains( $this->key( 'tl-' . self::$ids['sports'] ), $this->sent_tags( true ), 'the category listing it enters, before the run ends' );
+		$this->assertContains( $this->key( 'home' ), $this->sent_tags( true ) );
+		$this->assertContains( get_permalink( $id ), $this->sent_urls() );
+
+		// The rest of the run's changes still go out at its end.
+		Environment::clear_webhooks();
+		wp_update_post( array( 'ID' => $id, 'post_title' => 'Cron later, edited' ) );
+		$this->assertSame( array(), Environment::webhooks() );
+		$this->end_request();
+		$this->assertContains( $this->key( "p-$id" ), $this->sent_tags( false ) );
+		wp_delete_post( $id, true );
+		$this->end_request();
+	}
+
 	public function test_double_save_is_one_batch_and_noop_save_purges_only_the_post_itself() {
 		$id = self::$ids['delta'];
 		wp_update_post( array( 'ID' => $id, 'post_content' => 'Delta v' . microtime( true ) ) );

@@ -9,7 +9,8 @@ namespace VarnishEdge;
 
 /**
  * Collects invalidations during a request, deduplicates them, and at shutdown (after the response
- * has been flushed) writes one batch to the outbox and delivers it.
+ * has been flushed) writes one batch to the outbox and delivers it; a scheduled post going live
+ * in a WP-Cron run is delivered at once (`deliver_now()`).
  */
 class Event_Queue {
 
@@ -105,10 +106,19 @@ class Event_Queue {
 	}
 
 	/**
+	 * Whether anything was queued or changed in this request so far.
+	 *
+	 * @return bool
+	 */
+	private function has_events() {
+		return ! $this->pending->is_empty() || array() !== $this->deferred || array() !== $this->cleanup || $this->detector->has_changes();
+	}
+
+	/**
 	 * Shutdown handler: flush the response to the browser, then commit and deliver.
 	 */
 	public function dispatch() {
-		$has_events = ! $this->pending->is_empty() || array() !== $this->deferred || array() !== $this->cleanup || $this->detector->has_changes();
+		$has_events = $this->has_events();
 		$has_due    = $this->settings->is_configured() && $this->outbox->has_due();
 		if ( ! $has_events && ! $has_due ) {
 			return;
@@ -117,6 +127,25 @@ class Event_Queue {
 			// The browser gets its response now; delivery continues in the background.
 			ignore_user_abort( true );
 			fastcgi_finish_request();
+		}
+		$this->commit();
+		if ( $this->settings->is_configured() ) {
+			$this->outbox->process();
+		}
+	}
+
+	/**
+	 * Action `publish_future_post` (last): a scheduled post went live in a WP-Cron run. Its batch
+	 * is committed and delivered now, not at the end of the run. The post is live at the origin
+	 * from this moment, and the events due after it in the same run can take long (WordPress's
+	 * own `do_pings`, which every publish schedules, waits on each ping site: seconds each where
+	 * DNS or the network hangs); until the run ended, the listings the post enters stayed as
+	 * Varnish had them, with nothing in the outbox yet to show it. What the rest of the run
+	 * changes goes out at its end, as usual.
+	 */
+	public function deliver_now() {
+		if ( ! $this->has_events() ) {
+			return;
 		}
 		$this->commit();
 		if ( $this->settings->is_configured() ) {

@@ -51,6 +51,8 @@ class Plugin {
 	public $coalescer;
 	/** @var Public_Api */
 	public $api;
+	/** @var Listing_Order */
+	public $listing_order;
 
 	/**
 	 * The plugin.
@@ -86,6 +88,8 @@ class Plugin {
 		$this->media       = new Media_Changes( $this->settings, $this->queue );
 		$this->api         = new Public_Api( $this->settings, $this->queue );
 		$this->manual      = new Manual_Purge( $this->settings, $this->detector );
+
+		$this->listing_order = new Listing_Order();
 	}
 
 	/**
@@ -197,6 +201,9 @@ class Plugin {
 		add_filter( 'rest_post_dispatch', array( $this->rest_keys, 'on_rest_dispatch' ), 10, 3 );
 		add_filter( 'rest_pre_serve_request', array( $k, 'on_rest_serve' ), 10, 3 );
 
+		// Listings: posts published in the same second in one order, render after render.
+		add_filter( 'posts_orderby', array( $this->listing_order, 'on_posts_orderby' ), 10, 2 );
+
 		// Public API for other plugins and themes (same queue, coalescing and outbox).
 		add_action( 'varnish_edge_purge_keys', array( $this->api, 'purge_keys' ), 10, 3 );
 		add_action( 'varnish_edge_purge_urls', array( $this->api, 'purge_urls' ), 10, 3 );
@@ -206,6 +213,7 @@ class Plugin {
 		add_action( 'shutdown', array( $this->coalescer, 'release_due' ), 99 );
 		add_action( Coalescer::CRON_HOOK, array( $this->coalescer, 'release_due' ) );
 		add_action( 'shutdown', array( $this->queue, 'dispatch' ), 100 );
+		add_action( 'publish_future_post', array( $this->queue, 'deliver_now' ), PHP_INT_MAX, 0 );
 		add_action( Outbox::CRON_HOOK, array( $this, 'process_outbox' ) );
 
 		// Admin and tools.
