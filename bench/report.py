@@ -577,8 +577,8 @@ def readme_markdown(res):
     if ab:
         a0 = next(iter(ab.values()))
         L += ["", f"| ApacheBench as NGINX's article ran it: `ab -c {fmt(a0.get('concurrency'))} -t {r.get('ab_seconds')} -k` "
-              "(HTTP/1.0 keep-alive), one hot post | req/s | ÷ NGINX | mean per request | failed requests | kept alive |",
-              "|---|---|---|---|---|---|"]
+              "(HTTP/1.0 keep-alive), one hot post | req/s | ÷ NGINX | mean per request | failed requests | kept alive | origin requests in the run |",
+              "|---|---|---|---|---|---|---|"]
         names = {"nginx": "NGINX microcache (article config)", "vcl": "this VCL, pure 1 s microcache", "purge": "this stack, purge mode"}
         for t in AB_TARGETS:
             d = ab.get(t)
@@ -592,7 +592,7 @@ def readme_markdown(res):
             if d.get("requests") and d.get("keepalive_requests") is not None:   # 99.9 %, not a rounded 100 %, when some were closed
                 share = 100 * d["keepalive_requests"] / d["requests"]
                 kept = "100 %" if d["keepalive_requests"] == d["requests"] else f"{min(share, 99.9):.1f} %" if share >= 1 else f"{share:.0f} %"
-            L.append(f"| {names[t]} | {fmt(d.get('rps'))} | {rel} | {fmt(d.get('mean_ms_per_request'), 2)} ms | {failed} | {kept} |")
+            L.append(f"| {names[t]} | {fmt(d.get('rps'))} | {rel} | {fmt(d.get('mean_ms_per_request'), 2)} ms | {failed} | {kept} | {fmt(d.get('origin_requests_for_url'))} |")
     return "\n".join(L)
 
 
