@@ -193,16 +193,26 @@ PY
 
 # wrk_measure NAME TARGET plain|gzip PATH: one bench/wrk-hot-url.sh run on PATH, plus the
 # origin's requests for PATH during it and the CPU time of the cache, the origin and wrk.
-wrk_measure() {
-  local name=$1 target=$2 enc=$3 path=$4 off s0 o0 k0 s1 o1 k1 rc
+# tool_run TARGET OUT COMMAND...: once both Varnish see the origin healthy, COMMAND with its
+# stdout in OUT; sets RUN_RC, RUN_OFF (the origin log's offset before it) and RUN_CPU (CPU ticks
+# of TARGET's cache, the origin and the load generator during it). For wrk_measure and ab_measure.
+tool_run() {
+  local target=$1 out=$2 s0 o0 k0 s1 o1 k1
+  shift 2
   settle
-  off=$(log_offset)
+  RUN_OFF=$(log_offset)
   read -r s0 o0 k0 < <(cpu_snapshot "$target")
-  bench/wrk-hot-url.sh "${URL[$target]}$path" "$SITE_HOST" "$WRK_SECONDS" "$enc" >"$RUNS_DIR/$name.wrk.json"
-  rc=$?
+  "$@" >"$out"
+  RUN_RC=$?
   read -r s1 o1 k1 < <(cpu_snapshot "$target")
-  python3 - "$RUNS_DIR/$name.wrk.json" "$target" "$enc" "$rc" "$(origin_requests "$off" "\"GET $path HTTP")" "$path" \
-    $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
+  RUN_CPU=($((s1 - s0)) $((o1 - o0)) $((k1 - k0)))
+}
+
+wrk_measure() {
+  local name=$1 target=$2 enc=$3 path=$4
+  tool_run "$target" "$RUNS_DIR/$name.wrk.json" bench/wrk-hot-url.sh "${URL[$target]}$path" "$SITE_HOST" "$WRK_SECONDS" "$enc"
+  python3 - "$RUNS_DIR/$name.wrk.json" "$target" "$enc" "$RUN_RC" "$(origin_requests "$RUN_OFF" "\"GET $path HTTP")" "$path" \
+    "${RUN_CPU[@]}" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 out, target, enc, rc, origin, path, server, orig, wrk, hz = sys.argv[1:]
 try:
@@ -222,15 +232,10 @@ PY
 # plus the origin's requests during it (all of them, and those for PATH) and the CPU time of the
 # cache, the origin and ab. ab's own output is kept as NAME.ab.txt.
 ab_measure() {
-  local name=$1 target=$2 path=$3 off s0 o0 k0 s1 o1 k1 rc
-  settle
-  off=$(log_offset)
-  read -r s0 o0 k0 < <(cpu_snapshot "$target")
-  bench/ab-hot-url.sh "${URL[$target]}$path" "$SITE_HOST" "$AB_SECONDS" "$RUNS_DIR/$name.ab.txt" >"$RUNS_DIR/$name.ab.json"
-  rc=$?
-  read -r s1 o1 k1 < <(cpu_snapshot "$target")
-  python3 - "$RUNS_DIR/$name.ab.json" "$target" "$rc" "$(origin_requests "$off")" "$(origin_requests "$off" "\"GET $path HTTP")" "$path" \
-    $((s1 - s0)) $((o1 - o0)) $((k1 - k0)) "$(getconf CLK_TCK)" <<'PY'
+  local name=$1 target=$2 path=$3
+  tool_run "$target" "$RUNS_DIR/$name.ab.json" bench/ab-hot-url.sh "${URL[$target]}$path" "$SITE_HOST" "$AB_SECONDS" "$RUNS_DIR/$name.ab.txt"
+  python3 - "$RUNS_DIR/$name.ab.json" "$target" "$RUN_RC" "$(origin_requests "$RUN_OFF")" "$(origin_requests "$RUN_OFF" "\"GET $path HTTP")" "$path" \
+    "${RUN_CPU[@]}" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 out, target, rc, origin_all, origin_url, path, server, orig, ab, hz = sys.argv[1:]
 try:
