@@ -3,7 +3,7 @@
 # with the same verbs as stack/compose/ctl.sh for the compose stack, so one test drives either
 # (stack/e2e/e2e.mjs reads STACK_CTL):
 #   sql QUERY                 runs QUERY on the wordpress database, prints rows tab-separated
-#   wp SCRIPT [ARG...]        stack/prepare-wordpress.sh SCRIPT (set-meta, app-password, cron...)
+#   wp SCRIPT [ARG...]        stack/prepare-wordpress.sh SCRIPT (change, app-password, cron...)
 #   secret NAME               prints one secret (admin_password, operator_token...)
 #   stop|start SERVICE        stops or starts one service (purger, varnish...)
 #   php-log                   prints what PHP logged (warnings, errors) since the stack started

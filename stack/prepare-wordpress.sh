@@ -52,6 +52,6 @@ install)
 cron) wp_php run-cron ;;
 flush-outbox) wp_php flush-outbox ;;
 app-password) wp_php app-password "${2:-stack}" ;;
-set-meta) wp_php set-meta "${@:2}" ;;
-*) die "usage: $0 layout|install|cron|flush-outbox|app-password [NAME]|set-meta POST_ID KEY VALUE" ;;
+change) wp_php change "${@:2}" ;;
+*) die "usage: $0 layout|install|cron|flush-outbox|app-password [NAME]|change KIND ARG... (stack/wp/change.php)" ;;
 esac

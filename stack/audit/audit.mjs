@@ -24,6 +24,8 @@ const DEFAULT_NOISE = [
   /([?&;](?:amp;)?_wpnonce=)[0-9a-f]{10}/gi,
   /(name="akismet_comment_nonce" value=")[0-9a-f]+/gi,
   /(<input[^>]+name="ak_js"[^>]+value=")[0-9]+/gi,
+  // WordPress picks one of three Gravatar hosts at random for a commenter without email.
+  /(https?:(?:\\?\/){2})[0-2](?=\.gravatar\.com)/g,
   // Timing and cache-plugin footers: <!-- Page generated in 0.12 seconds -->, <!-- Cached … -->
   /(<!--)[^>]*?(?:generated|cached|served|seconds|queries|\d\s*ms\b)[^>]*?(?=-->)/gi,
 ];

@@ -219,7 +219,7 @@ await check('2b. a custom field changed alone, in a save and outside one, is fre
   // Code changes the field outside any save (an order changes the stock).
   const direct = marker('stock');
   const t0 = performance.now();
-  await run(CTL, ['wp', 'set-meta', String(p.id), 'price', direct]);
+  await run(CTL, ['wp', 'change', 'meta', String(p.id), 'price', direct]);
   await until(`${path} shows the price set by update_post_meta()`, has(path, direct));
   const outside = performance.now() - t0;
   console.log(`  ${path}: fresh ${ms(inSave)} after a save that changed only the field, ${ms(outside)} after update_post_meta() began (a PHP CLI process)`);

@@ -67,6 +67,10 @@ class ConformanceTest extends VE_TestCase {
 		foreach ( array( 've_fixture_notice', 've_fixture_notice2', 've_fixture_about', 've_fixture_footer' ) as $option ) {
 			update_option( $option, 'first', true );
 		}
+		// A comment on charlie the REST API serves on its own, and a category to move under
+		// another one (its REST item shows the parent).
+		self::$ids['comment']   = wp_insert_comment( array( 'comment_post_ID' => self::$ids['charlie'], 'comment_content' => 'Harness first comment', 'comment_author' => 'Reader', 'comment_author_email' => 'reader@example.com', 'comment_approved' => 1 ) );
+		self::$ids['subcat']    = wp_insert_term( 'Harness subcategory', 'category' )['term_id'];
 		self::$ids['attachment'] = $att;
 		self::$ids['block']      = $block;
 		self::$ids['gallery']    = $gallery;
@@ -102,6 +106,25 @@ class ConformanceTest extends VE_TestCase {
 			'gallery post'    => '/2020/01/gallery/',
 			'attachment page' => wp_make_link_relative( get_permalink( $ids['attachment'] ) ),
 			'query loop'      => '/2020/01/loop-host/',
+			// What an anonymous reader of the REST API and the feeds sees.
+			'post comments feed'  => '/2026/03/charlie/feed/',
+			'category feed'       => '/category/sports/feed/',
+			'tag feed'            => '/tag/featured/feed/',
+			'author feed renamed' => '/author/harness-admin/feed/',
+			'rest embed'          => '/wp-json/wp/v2/posts/' . $ids['charlie'] . '?_embed',
+			'rest filtered'       => '/wp-json/wp/v2/posts?categories=' . $ids['sports'],
+			'rest search'         => '/wp-json/wp/v2/search?search=story',
+			'rest pages'          => '/wp-json/wp/v2/pages',
+			'rest comments'       => '/wp-json/wp/v2/comments',
+			'rest comment'        => '/wp-json/wp/v2/comments/' . $ids['comment'],
+			'rest post comments'  => '/wp-json/wp/v2/comments?post=' . $ids['charlie'],
+			'rest other comments' => '/wp-json/wp/v2/comments?post=' . $ids['echo'],
+			'rest tags'           => '/wp-json/wp/v2/tags',
+			'rest category'       => '/wp-json/wp/v2/categories/' . $ids['subcat'],
+			'rest media'          => '/wp-json/wp/v2/media',
+			'rest users'          => '/wp-json/wp/v2/users',
+			'rest user'           => '/wp-json/wp/v2/users/1',
+			'rest types'          => '/wp-json/wp/v2/types',
 		);
 		return $views;
 	}
@@ -118,7 +141,9 @@ class ConformanceTest extends VE_TestCase {
 	/** Output with per-request noise removed. */
 	private static function normalize( array $response ) {
 		$location = $response['headers']['location'][0] ?? '';
-		return $response['status'] . "\n" . $location . "\n" . $response['body'];
+		// WordPress picks one of three Gravatar hosts at random for a commenter without email.
+		$body = preg_replace( '/\b[0-2](?=\.gravatar\.com)/', 'N', $response['body'] );
+		return $response['status'] . "\n" . $location . "\n" . $body;
 	}
 
 	private function render_all() {
@@ -130,13 +155,34 @@ class ConformanceTest extends VE_TestCase {
 				'keys'   => Environment::keys_of( $r ),
 				'output' => self::normalize( $r ),
 				'status' => $r['status'],
+				// Only what carries a long TTL can stay stale; the rest (a 401 for a comment
+				// awaiting moderation) lives for the microcache's second.
+				'long'   => isset( $r['headers']['surrogate-control'] ),
 			);
 		}
 		return $out;
 	}
 
-	private function invalidated( array $view, array $events ) {
+	/**
+	 * Edits that take something out of public view, with a text only it shows: every view that
+	 * showed the text before and not after must be invalidated hard (no grace copy served).
+	 */
+	const REMOVALS = array(
+		'unpublish'         => 'Hotel draft',
+		'comment unapprove' => 'Harness first comment',
+		'comment spam'      => 'Harness first comment',
+		'comment trash'     => 'Harness first comment',
+		'comment delete'    => 'Harness first comment',
+		'tag delete'        => 'harness-tag',
+		'trash'             => 'Delta',
+		'delete'            => 'Harness live',
+	);
+
+	private function invalidated( array $view, array $events, bool $hard_only = false ) {
 		foreach ( $events as $event ) {
+			if ( $hard_only && ! empty( $event['soft'] ) ) {
+				continue;
+			}
 			switch ( $event['kind'] ) {
 				case 'all':
 					return true;
@@ -192,7 +238,55 @@ class ConformanceTest extends VE_TestCase {
 				wp_publish_post( self::$ids['live'] );
 			},
 			'comment'             => function () use ( $c ) {
-				wp_insert_comment( array( 'comment_post_ID' => $c, 'comment_content' => 'Harness comment', 'comment_author' => 'Visitor', 'comment_approved' => 1 ) );
+				wp_insert_comment( array( 'comment_post_ID' => $c, 'comment_content' => 'Harness comment', 'comment_author' => 'Visitor', 'comment_author_email' => 'visitor@example.com', 'comment_approved' => 1 ) );
+			},
+			'comment edit'        => function () use ( $ids ) {
+				wp_update_comment( array( 'comment_ID' => $ids['comment'], 'comment_content' => 'Harness first comment, corrected' ) );
+			},
+			'comment unapprove'   => function () use ( $ids ) {
+				wp_set_comment_status( $ids['comment'], 'hold' );
+			},
+			'comment approve'     => function () use ( $ids ) {
+				wp_set_comment_status( $ids['comment'], 'approve' );
+			},
+			'comment spam'        => function () use ( $ids ) {
+				wp_spam_comment( $ids['comment'] );
+			},
+			'comment unspam'      => function () use ( $ids ) {
+				wp_unspam_comment( $ids['comment'] );
+			},
+			'comment trash'       => function () use ( $ids ) {
+				wp_trash_comment( $ids['comment'] );
+			},
+			'comment untrash'     => function () use ( $ids ) {
+				wp_untrash_comment( $ids['comment'] );
+			},
+			'comment delete'      => function () use ( $ids ) {
+				wp_delete_comment( $ids['comment'], true );
+			},
+			'tag create'          => function () {
+				self::$ids['harness_tag'] = wp_insert_term( 'Harness tag', 'post_tag' )['term_id'];
+			},
+			'tag a post'          => function () use ( $c ) {
+				wp_set_post_tags( $c, array( 'Harness tag' ), true );
+			},
+			'tag delete'          => function () {
+				wp_delete_term( self::$ids['harness_tag'], 'post_tag' );
+			},
+			'category reparent'   => function () use ( $ids ) {
+				wp_update_term( $ids['subcat'], 'category', array( 'parent' => $ids['news'] ) );
+			},
+			'media upload'        => function () {
+				self::$ids['upload'] = wp_insert_attachment( array( 'post_title' => 'Harness upload', 'post_mime_type' => 'image/jpeg', 'post_status' => 'inherit' ), 'harness-upload.jpg' );
+			},
+			'media delete'        => function () {
+				wp_delete_attachment( self::$ids['upload'], true );
+			},
+			'author slug'         => function () {
+				wp_update_user( array( 'ID' => 1, 'user_nicename' => 'harness-admin' ) );
+			},
+			'author slug back'    => function () {
+				wp_update_user( array( 'ID' => 1, 'user_nicename' => 'admin' ) );
 			},
 			'change author'       => function () use ( $c, $ids ) {
 				wp_update_post( array( 'ID' => $c, 'post_author' => $ids['alice'] ) );
@@ -291,6 +385,8 @@ class ConformanceTest extends VE_TestCase {
 		wp_delete_post( $ids['gallery'], true );
 		wp_delete_post( $ids['loop_host'], true );
 		wp_delete_attachment( $ids['attachment'], true );
+		wp_delete_term( $ids['subcat'], 'category' );
+		wp_update_user( array( 'ID' => 1, 'user_nicename' => 'admin' ) );
 		foreach ( get_posts( array( 'post_type' => 'wp_navigation', 'post_status' => 'any', 'numberposts' => -1 ) ) as $nav ) {
 			wp_delete_post( $nav->ID, true );
 		}
@@ -313,6 +409,7 @@ class ConformanceTest extends VE_TestCase {
 		$this->assertStringContainsString( '>Golf</a>', $before['query loop']['output'], 'the query loop lists recent posts' );
 
 		$under_total = 0;
+		$soft_total  = 0;
 		$over_total  = 0;
 		$over_bans   = 0;
 		$bans        = 0;
@@ -335,8 +432,12 @@ class ConformanceTest extends VE_TestCase {
 			$after  = $this->render_all();
 			$under  = array();
 			$over   = array();
+			$soft   = array(); // Removed content that only a soft purge reached.
 			$changed = 0;
 			foreach ( $before as $name => $view ) {
+				if ( ! $view['long'] ) {
+					continue;
+				}
 				$did_change  = $view['output'] !== $after[ $name ]['output'];
 				$invalidated = $this->invalidated( $view, $events );
 				$changed    += $did_change ? 1 : 0;
@@ -351,35 +452,46 @@ class ConformanceTest extends VE_TestCase {
 				if ( ! $did_change && $invalidated ) {
 					$over[] = $name;
 				}
+				$gone = self::REMOVALS[ $edit ] ?? null;
+				if ( null !== $gone && false !== strpos( $view['output'], $gone ) && false === strpos( $after[ $name ]['output'], $gone )
+					&& ! $this->invalidated( $view, $events, true ) ) {
+					$soft[] = $name;
+				}
 			}
 			self::$report[ $edit ] = array(
 				'changed' => $changed,
 				'under'   => $under,
+				'soft'    => $soft,
 				'over'    => $over,
 				'webhooks' => count( Environment::webhooks() ),
 				'ban'      => $ban,
 			);
 			$under_total   += count( $under );
+			$soft_total    += count( $soft );
 			$over_total    += count( $over );
 			$over_bans     += $ban ? count( $over ) : 0;
 			$bans          += $ban ? 1 : 0;
 			$changed_total += $changed;
-			$lines[]        = sprintf( '  %-22s changed %2d  under %d  over %d%s%s%s', $edit, $changed, count( $under ), count( $over ), $ban ? '  (site-wide ban)' : '', $under ? '  UNDER: ' . implode( ', ', $under ) : '', $over ? '  over: ' . implode( ', ', $over ) : '' );
+			$lines[]        = sprintf( '  %-22s changed %2d  under %d  over %d%s%s%s%s', $edit, $changed, count( $under ), count( $over ), $ban ? '  (site-wide ban)' : '', $under ? '  UNDER: ' . implode( ', ', $under ) : '', $soft ? '  REMOVED BUT SOFT: ' . implode( ', ', $soft ) : '', $over ? '  over: ' . implode( ', ', $over ) : '' );
 			$before = $after;
 		}
 		$views = count( self::views() );
 		$edits = count( $this->edits() );
-		$summary = sprintf( 'conformance: %d views x %d edits = %d checks, %d changed, under-invalidation %d, over-invalidation %d (%d of them by %d site-wide bans)', $views, $edits, $views * $edits, $changed_total, $under_total, $over_total, $over_bans, $bans );
+		$summary = sprintf( 'conformance: %d views x %d edits = %d checks, %d changed, under-invalidation %d, removals purged soft %d, over-invalidation %d (%d of them by %d site-wide bans)', $views, $edits, $views * $edits, $changed_total, $under_total, $soft_total, $over_total, $over_bans, $bans );
 		fwrite( STDOUT, "\n" . implode( "\n", $lines ) . "\n" . $summary . "\n" );
 		if ( getenv( 'VARNISH_EDGE_REPORT' ) ) {
 			file_put_contents( getenv( 'VARNISH_EDGE_REPORT' ), json_encode( array( 'summary' => $summary, 'edits' => self::$report ), JSON_PRETTY_PRINT ) );
 		}
 		$this->assertSame( 0, $under_total, 'no stale view after any edit' . "\n" . implode( "\n", $lines ) );
+		$this->assertSame( 0, $soft_total, 'what was removed is purged hard wherever it showed' . "\n" . implode( "\n", $lines ) );
 		$this->assertGreaterThan( 0, $changed_total, 'the edits really changed views' );
 		$this->assertLessThanOrEqual( 1, self::$report['double save (no-op)']['webhooks'], 'two saves in one request: at most one batch' );
 		// Site-wide bans (global styles, templates, plugins, purge_all) are over-invalidation by
-		// design; the key-based edits must stay precise.
-		$this->assertLessThanOrEqual( 20, $over_total - $over_bans, 'over-invalidation of key-based edits stays small' . "\n" . implode( "\n", $lines ) );
+		// design; the key-based edits must stay precise. What remains is by design too: the
+		// `search` listing and REST query keys (r-q) go on any text change, an author's `u-N` on
+		// any profile change, a post's comment key on each of its comments (55 of 1,848 checks
+		// with WordPress 6.1 to 7.1).
+		$this->assertLessThanOrEqual( 60, $over_total - $over_bans, 'over-invalidation of key-based edits stays small' . "\n" . implode( "\n", $lines ) );
 		$this->assertSame( 5, $bans, 'only global styles, templates, template parts, purge_all and a plugin activation ban the site' . "\n" . implode( "\n", $lines ) );
 	}
 }

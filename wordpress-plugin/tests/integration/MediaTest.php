@@ -56,10 +56,13 @@ class MediaTest extends VE_TestCase {
 		return $out;
 	}
 
-	public function test_new_upload_sends_nothing() {
+	public function test_new_upload_purges_only_the_rest_media_listings() {
 		$this->upload_image( 'fresh.jpg', 1200, 800 );
 		$this->end_request();
-		$this->assertSame( array(), Environment::webhooks(), 'nothing cached can show a file uploaded now' );
+		// No page or file can show it yet; /wp/v2/media lists the newest attachments first.
+		$this->assertEqualsCanonicalizing( array( $this->key( 'r-c-media' ), $this->key( 'r-q-media' ) ), $this->sent_tags( true ) );
+		$this->assertSame( array(), $this->sent_tags( false ) );
+		$this->assertSame( array(), $this->sent_urls() );
 	}
 
 	public function test_deleting_an_image_purges_original_every_size_and_backups() {

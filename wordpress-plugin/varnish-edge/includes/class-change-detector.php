@@ -56,6 +56,9 @@ class Change_Detector {
 	/** @var array<int,array<string,bool>> Post meta keys added, updated or deleted in this request, per post. */
 	private $meta_changed = array();
 
+	/** @var array<int,bool> Posts snapshotted as their terms were being removed. */
+	private $removing = array();
+
 	/** @var bool Inside wp_insert_post() for a new post. */
 	private $inserting_new = false;
 
@@ -150,9 +153,12 @@ class Change_Detector {
 	 */
 	public function on_set_object_terms( $object_id, $terms, $tt_ids, $taxonomy, $append, $old_tt_ids ) {
 		$id = (int) $object_id;
-		if ( array_key_exists( $id, $this->before ) ) {
+		// A snapshot taken when wp_set_object_terms() removed the old terms already held the new
+		// ones (they are added first): the old ones are rebuilt from $old_tt_ids below.
+		if ( array_key_exists( $id, $this->before ) && ! isset( $this->removing[ $id ] ) ) {
 			return;
 		}
+		unset( $this->removing[ $id ] );
 		$post = get_post( $id );
 		if ( ! $post || ! in_array( $taxonomy, get_object_taxonomies( $post->post_type ), true ) ) {
 			return;
@@ -174,6 +180,22 @@ class Change_Detector {
 			$snapshot['terms'][ $taxonomy ] = $old;
 		}
 		$this->before[ $id ] = $snapshot;
+	}
+
+	/**
+	 * Action `delete_term_relationships` (before the rows go): `wp_remove_object_terms()`, which
+	 * `wp_delete_term()` calls for each post of a deleted tag, without `set_object_terms`.
+	 *
+	 * @param int    $object_id Object id.
+	 * @param array  $tt_ids    Term taxonomy ids.
+	 * @param string $taxonomy  Taxonomy.
+	 */
+	public function on_delete_term_relationships( $object_id, $tt_ids = array(), $taxonomy = '' ) {
+		$post = get_post( (int) $object_id );
+		if ( $post && in_array( (string) $taxonomy, get_object_taxonomies( $post->post_type ), true ) && ! array_key_exists( (int) $object_id, $this->before ) ) {
+			$this->remember( (int) $object_id );
+			$this->removing[ (int) $object_id ] = true;
+		}
 	}
 
 	/**
@@ -382,6 +404,7 @@ class Change_Detector {
 			$inv->merge( $this->invalidation_for_meta( (int) $id, array_keys( $keys ), array_key_exists( $id, $this->before ) ) );
 		}
 		$this->before       = array();
+		$this->removing     = array();
 		$this->deleted      = array();
 		$this->meta_changed = array();
 		return $inv;
@@ -504,6 +527,10 @@ class Change_Detector {
 		$type = $after['type'] ?? $before['type'];
 		$own  = array( $scheme->post( $id ), $scheme->rest_post( $id ) );
 
+		if ( ! $was || ! $is || ( $before['modified'] ?? null ) !== ( $after['modified'] ?? null ) ) {
+			// An empty feed prints the time a public post was last modified (Query_Keys).
+			$inv->tags( array( $scheme->listing( 'lastmod' ) ), true );
+		}
 		if ( $was && $is ) {
 			$changed = $this->changed_fields( $before, $after );
 			// Whatever the diff says, the post's own pages and URL are invalidated: meta, blocks
@@ -522,6 +549,8 @@ class Change_Detector {
 			// served once more from grace, anywhere: listings and feeds are hard-purged too.
 			$removal = $this->is_removal( $before, $after, $changed );
 			$spread  = ! $removal; // Soft unless something was removed.
+			// REST collections filtered or ordered by content may gain, lose or reorder it.
+			$inv->tags( array( $scheme->rest_query( Rest_Bases::of_type( $type ) ) ), $spread );
 			if ( $removal ) {
 				$inv->reason( sprintf( 'post %d: content removed', $id ) )->tags( array( $scheme->post_feed( $id ) ) );
 			}
@@ -557,17 +586,19 @@ class Change_Detector {
 							$inv->tags( array( $scheme->term_listing( $term_id ), $scheme->rest_term( $term_id ) ), $soft ); // r-t: its post count changes.
 						}
 					}
+					$inv->tags( array( $scheme->rest_query( Rest_Bases::of_taxonomy( $tax ) ) ), true ); // Counts: hide_empty, orderby=count.
 				}
 			}
 			if ( $has( array( 'author' ) ) ) {
 				$inv->tags( array( $scheme->author_listing( $before['author'] ), $scheme->author_listing( $after['author'] ) ), true );
+				$inv->tags( $this->users_list_keys( array( $before['author'], $after['author'] ) ), true );
 			}
 			if ( $has( array( 'date' ) ) ) {
 				// Position in every listing and the date archives change.
 				$inv->tags( array_merge( $this->listing_keys( $before ), $this->listing_keys( $after ), $this->neighbor_keys( $before ), $this->neighbor_keys( $after ) ), true );
 			}
 			if ( $has( array( 'sticky' ) ) && $this->is_listed_type( $type ) ) {
-				$inv->tags( array( $scheme->listing( 'home' ), $scheme->rest_collection( $this->rest_base( $type ) ) ), true );
+				$inv->tags( array( $scheme->listing( 'home' ), $scheme->rest_collection( Rest_Bases::of_type( $type ) ) ), true );
 			}
 			if ( 'page' === $type && $has( array( 'title', 'name', 'parent', 'menu_order' ) ) ) {
 				$inv->tags( array( $scheme->listing( 'pages' ) ), true );
@@ -578,6 +609,7 @@ class Change_Detector {
 		if ( $is ) {
 			// Published (new, from draft, or a scheduled post going live).
 			$inv->reason( sprintf( 'post %d published', $id ) );
+			$inv->tags( $this->users_list_keys( array( $after['author'] ) ), true );
 			$inv->tags( $own )->urls( array( $after['url'] ) ); // Drops a 404 cached at the new URL.
 			$inv->tags( array_merge( $this->listing_keys( $after ), $this->neighbor_keys( $after ) ), true );
 			return $inv;
@@ -588,7 +620,25 @@ class Change_Detector {
 		$inv->tags( array_merge( $own, array( $scheme->post_listed( $id ), $scheme->post_linked( $id ), $scheme->post_feed( $id ), $scheme->post_author( $id ), $scheme->post_terms( $id ), $scheme->comments( $id ) ) ) );
 		$inv->urls( array( $before['url'] ) );
 		$inv->tags( array_merge( $this->listing_keys( $before ), $this->neighbor_keys( $before ) ) );
+		$inv->tags( $this->users_list_keys( array( $before['author'] ) ) );
 		return $inv;
+	}
+
+	/**
+	 * The REST users list shows the authors of public posts: an author with at most one public
+	 * post now (their first just published, or their last just gone) joined or left it.
+	 *
+	 * @param array $authors User ids.
+	 * @return string[]
+	 */
+	private function users_list_keys( array $authors ): array {
+		$types = array_values( get_post_types( array( 'show_in_rest' => true ) ) );
+		foreach ( array_unique( array_map( 'intval', $authors ) ) as $author ) {
+			if ( $author > 0 && (int) count_user_posts( $author, $types, true ) <= 1 ) {
+				return array( $this->scheme()->rest_collection( 'users' ) );
+			}
+		}
+		return array();
 	}
 
 	/**
@@ -653,16 +703,6 @@ class Change_Detector {
 		return in_array( $type, (array) apply_filters( 'varnish_edge_listed_post_types', array( 'post' ) ), true );
 	}
 
-	/**
-	 * REST collection base of a post type.
-	 *
-	 * @param string $type Post type.
-	 * @return string
-	 */
-	private function rest_base( $type ) {
-		$object = get_post_type_object( $type );
-		return ( $object && $object->rest_base ) ? $object->rest_base : $type;
-	}
 
 	/**
 	 * Keys of every listing a post in this state belongs to.
@@ -673,11 +713,15 @@ class Change_Detector {
 	public function listing_keys( array $state ) {
 		$scheme = $this->scheme();
 		$type   = $state['type'];
-		$keys   = array( $scheme->listing( 'search' ), $scheme->listing( 'sitemaps' ), $scheme->rest_collection( $this->rest_base( $type ) ) );
-		foreach ( $state['terms'] as $ids ) {
+		$base   = Rest_Bases::of_type( $type );
+		$keys   = array( $scheme->listing( 'search' ), $scheme->listing( 'sitemaps' ), $scheme->rest_collection( $base ), $scheme->rest_query( $base ) );
+		foreach ( $state['terms'] as $tax => $ids ) {
 			foreach ( $ids as $term_id ) {
 				$keys[] = $scheme->term_listing( $term_id );
 				$keys[] = $scheme->rest_term( $term_id ); // Its post count changes.
+			}
+			if ( $ids ) {
+				$keys[] = $scheme->rest_query( Rest_Bases::of_taxonomy( (string) $tax ) );
 			}
 		}
 		// The type's archive and every query loop listing the type (Render_Keys), archive or not.

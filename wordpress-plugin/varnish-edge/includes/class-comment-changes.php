@@ -8,8 +8,12 @@
 namespace VarnishEdge;
 
 /**
- * Comments added, edited, (un)approved or deleted: the pages showing a post's comments and the
- * comment listings; visitors' auto-approved comments go through the coalescer.
+ * Comments added, edited, (un)approved or deleted: the pages and REST responses showing a post's
+ * comments (`c-N`: its page, its comment feed, its REST comments and comment items) and the
+ * site-wide comment listings (the comments feed, latest-comments blocks, `/wp/v2/comments`).
+ * What takes a comment out of public view (trash, spam, unapprove, delete) and edits (which may
+ * remove what someone wanted gone) purge hard; additions soft. Visitors' auto-approved comments
+ * go through the coalescer.
  */
 class Comment_Changes extends Change_Handler {
 
@@ -89,7 +93,7 @@ class Comment_Changes extends Change_Handler {
 	public function on_comment_edited( $id ) {
 		$comment = get_comment( $id );
 		if ( $comment && '1' === (string) $comment->comment_approved ) {
-			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d edited', $id ), true );
+			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d edited', $id ), false );
 		}
 	}
 

@@ -26,8 +26,10 @@ namespace VarnishEdge;
  *          image) or a reusable block
  * Listing keys (which query a page shows): home, front, pta-<type>, tl-N (term archive),
  *   ul-N (author archive), date-YYYY[MM[DD]], feed, search, 404, pages (page lists),
- *   comments (site-wide comment listings), menus, widgets.
- * REST keys: r-p-N, r-t-N, r-u-N (resources), r-c-<base> (collections).
+ *   comments (site-wide comment listings), menus, widgets, lastmod (empty feeds, which print
+ *   the site's last post modification time).
+ * REST keys: r-p-N, r-t-N, r-u-N (resources), r-c-<base> (a collection paged by date, name or id),
+ *   r-q-<base> (a collection filtered, searched or ordered by content: any change of its base).
  */
 class Key_Scheme {
 
@@ -285,6 +287,17 @@ class Key_Scheme {
 	 */
 	public function rest_collection( $base ) {
 		return $this->key( 'r-c', $base );
+	}
+
+	/**
+	 * Key `r-q-<base>`: a REST collection whose members depend on content (filtered, searched,
+	 * ordered by title or count), purged by any change to an item of its base.
+	 *
+	 * @param string $base Route base.
+	 * @return string
+	 */
+	public function rest_query( $base ) {
+		return $this->key( 'r-q', $base );
 	}
 
 	/**

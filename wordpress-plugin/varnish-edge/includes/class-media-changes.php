@@ -9,7 +9,8 @@ namespace VarnishEdge;
 
 /**
  * Attachments: edits (title, caption, alt text, description), rewritten files and deletions purge
- * what shows them (`e-N`) and their file URLs; new uploads purge nothing.
+ * what shows them (`e-N`), their REST items and their file URLs; new uploads purge only the REST
+ * media listings, which list the newest attachments.
  */
 class Media_Changes extends Change_Handler {
 
@@ -38,13 +39,15 @@ class Media_Changes extends Change_Handler {
 	}
 
 	/**
-	 * Action `add_attachment`: created in this request, so no cached page can show it yet.
+	 * Action `add_attachment`: created in this request, so no cached page can show it yet; the
+	 * REST media listings (the newest first) gain it.
 	 *
 	 * @param int $attachment_id Attachment id.
 	 */
 	public function on_attachment_added( $attachment_id ) {
 		$attachment_id                           = (int) $attachment_id;
 		$this->new_attachments[ $attachment_id ] = true;
+		$this->queue( ( new Invalidation() )->tags( $this->collection_keys(), true )->reason( sprintf( 'attachment %d added', $attachment_id ) ) );
 		$this->queue->after_commit(
 			function () use ( $attachment_id ) {
 				unset( $this->new_attachments[ $attachment_id ] );
@@ -91,7 +94,7 @@ class Media_Changes extends Change_Handler {
 	public function on_attachment_deleted( $attachment_id ) {
 		$attachment_id = (int) $attachment_id;
 		$files         = Attachment_Files::urls( $attachment_id, wp_get_attachment_metadata( $attachment_id ), get_post_meta( $attachment_id, '_wp_attachment_backup_sizes', true ) );
-		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d deleted', $attachment_id ) )->urls( $files ) );
+		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d deleted', $attachment_id ) )->urls( $files )->tags( $this->collection_keys() ) );
 	}
 
 	/**
@@ -163,11 +166,22 @@ class Media_Changes extends Change_Handler {
 	 */
 	private function attachment_shown( $attachment_id, $reason ) {
 		$s    = $this->scheme();
-		$inv  = ( new Invalidation() )->tags( array( $s->post( $attachment_id ), $s->rest_post( $attachment_id ), $s->embedded( $attachment_id ) ) )->reason( $reason );
+		$inv  = ( new Invalidation() )->tags( array( $s->post( $attachment_id ), $s->rest_post( $attachment_id ), $s->embedded( $attachment_id ), $s->rest_query( Rest_Bases::of_type( 'attachment' ) ) ) )->reason( $reason );
 		$link = get_permalink( $attachment_id );
 		if ( is_string( $link ) ) {
 			$inv->urls( array( $link ) );
 		}
 		return $inv;
+	}
+
+	/**
+	 * Keys of the REST media listings: plain (newest first) and filtered ones.
+	 *
+	 * @return string[]
+	 */
+	private function collection_keys(): array {
+		$s    = $this->scheme();
+		$base = Rest_Bases::of_type( 'attachment' );
+		return array( $s->rest_collection( $base ), $s->rest_query( $base ) );
 	}
 }

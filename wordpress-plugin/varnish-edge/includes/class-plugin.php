@@ -113,6 +113,7 @@ class Plugin {
 		add_action( 'transition_post_status', array( $d, 'on_transition_post_status' ), 1, 3 );
 		add_action( 'wp_insert_post', array( $d, 'on_insert_post' ), 1, 3 );
 		add_action( 'set_object_terms', array( $d, 'on_set_object_terms' ), 1, 6 );
+		add_action( 'delete_term_relationships', array( $d, 'on_delete_term_relationships' ), 1, 3 );
 		add_action( 'update_option_sticky_posts', array( $d, 'on_sticky_change' ), 1, 2 );
 		add_action( 'add_option_sticky_posts', array( $d, 'on_sticky_change' ), 1, 2 );
 		foreach ( array( 'update', 'add', 'delete' ) as $op ) {
@@ -155,6 +156,7 @@ class Plugin {
 		$u = $this->users;
 		add_filter( 'wp_pre_insert_user_data', array( $u, 'on_user_before' ), 10, 3 );
 		add_action( 'profile_update', array( $u, 'on_profile_update' ), 10, 1 );
+		add_action( 'delete_user', array( $u, 'on_user_deleting' ), 10, 2 );
 		add_action( 'deleted_user', array( $u, 'on_user_deleted' ), 10, 2 );
 		$m = $this->media;
 		add_action( 'attachment_updated', array( $m, 'on_attachment_changed' ), 10, 1 );
@@ -200,6 +202,7 @@ class Plugin {
 		add_action( 'rest_api_init', array( $this, 'register_rest_key_filters' ), 100 );
 		add_filter( 'rest_post_dispatch', array( $this->rest_keys, 'on_rest_dispatch' ), 10, 3 );
 		add_filter( 'rest_pre_serve_request', array( $k, 'on_rest_serve' ), 10, 3 );
+		add_filter( 'rest_pre_echo_response', array( $k, 'on_rest_echo' ), PHP_INT_MAX, 3 );
 
 		// Listings: posts published in the same second in one order, render after render.
 		add_filter( 'posts_orderby', array( $this->listing_order, 'on_posts_orderby' ), 10, 2 );
@@ -255,6 +258,7 @@ class Plugin {
 			add_filter( "rest_prepare_{$taxonomy}", array( $this->rest_keys, 'on_rest_term' ), 10, 2 );
 		}
 		add_filter( 'rest_prepare_user', array( $this->rest_keys, 'on_rest_user' ), 10, 2 );
+		add_filter( 'rest_prepare_comment', array( $this->rest_keys, 'on_rest_comment' ), 10, 2 );
 	}
 
 	/**

@@ -39,6 +39,11 @@ class Query_Keys extends Key_Source {
 		}
 		if ( is_feed() ) {
 			$this->add( array( $s->listing( 'feed' ) ) );
+			if ( $wp_query instanceof \WP_Query && ! $wp_query->have_posts() ) {
+				// An empty feed (an unknown author or term, a post's old address) prints the
+				// time any public post was last modified as its lastBuildDate.
+				$this->add( array( $s->listing( 'lastmod' ) ) );
+			}
 			if ( ! is_archive() && ! is_search() && ! is_singular() && ! is_comment_feed() ) {
 				$this->add( array( $s->listing( 'home' ) ) ); // The main feed lists what the blog home lists.
 			}

@@ -8,9 +8,27 @@
 namespace VarnishEdge;
 
 /**
- * Posts, terms and users in REST responses, collection routes, oEmbed.
+ * What a `wp/v2` (or oEmbed) response shows: each post, term, user and comment in it (from the
+ * controllers' `rest_prepare_*` filters, embedded responses included), and what decides which
+ * items a collection lists (from its route and query). A route this class does not know gets
+ * no long TTL: nothing here could say which change alters it.
  */
 class Rest_Keys extends Key_Source {
+
+	/**
+	 * Query parameters that page or shape a collection without choosing its members by content:
+	 * such a collection lists the newest (or named) items of its base.
+	 */
+	const PLAIN_PARAMS = array( 'page', 'per_page', 'offset', 'order', 'orderby', 'context', '_fields', '_embed', '_envelope', '_locale', '_jsonp', 'include', 'exclude', 'status', 'rest_route' );
+
+	/** Orders of plain post collections (by date or id: only a publish or a date change moves an item). */
+	const PLAIN_POST_ORDERS = array( '', 'date', 'id', 'include' );
+
+	/** Orders of plain term collections (every term edit purges the taxonomy's collection key). */
+	const PLAIN_TERM_ORDERS = array( '', 'name', 'slug', 'id', 'include', 'term_group' );
+
+	/** Routes describing what code registered (types, taxonomies, statuses): site-wide bans on plugin and theme changes cover them. */
+	const REGISTRY_ROUTES = array( 'types', 'taxonomies', 'statuses' );
 
 	/**
 	 * Filter `rest_prepare_{post_type}`: a post in a REST response.
@@ -55,7 +73,24 @@ class Rest_Keys extends Key_Source {
 	}
 
 	/**
-	 * Filter `rest_post_dispatch`: collection routes get their collection key.
+	 * Filter `rest_prepare_comment`: a comment shows in the response. It carries its post's
+	 * comment key (`c-N`), which every change of an approved comment on that post purges (a
+	 * deletion also re-parents its replies), and which the post leaving public view purges hard.
+	 *
+	 * @param \WP_REST_Response $response Response.
+	 * @param \WP_Comment       $comment  Comment.
+	 * @return \WP_REST_Response
+	 */
+	public function on_rest_comment( $response, $comment ) {
+		if ( $comment instanceof \WP_Comment ) {
+			$this->add( array( $this->scheme()->comments( (int) $comment->comment_post_ID ) ) );
+		}
+		return $response;
+	}
+
+	/**
+	 * Filter `rest_post_dispatch` (the response and each embedded one): the keys of what chose
+	 * the items, or, for a route without rules here, no long TTL for the whole response.
 	 *
 	 * @param \WP_HTTP_Response $response Response.
 	 * @param \WP_REST_Server   $server   Server.
@@ -63,20 +98,149 @@ class Rest_Keys extends Key_Source {
 	 * @return \WP_HTTP_Response
 	 */
 	public function on_rest_dispatch( $response, $server, $request ) {
-		if ( ! $request instanceof \WP_REST_Request || 'GET' !== $request->get_method() ) {
+		if ( ! $request instanceof \WP_REST_Request || ! in_array( $request->get_method(), array( 'GET', 'HEAD' ), true ) ) {
 			return $response;
 		}
-		$route = (string) $request->get_route();
-		if ( preg_match( '#^/wp/v2/([a-z0-9_-]+)/?$#', $route, $m ) ) {
-			$this->add( array( $this->scheme()->rest_collection( $m[1] ) ) );
-		} elseif ( 0 === strpos( $route, '/oembed/1.0/embed' ) ) {
-			// oEmbed shows the post's title, excerpt, author and link.
-			$post_id = url_to_postid( (string) $request->get_param( 'url' ) );
-			if ( $post_id ) {
-				$s = $this->scheme();
-				$this->add( array( $s->post_listed( $post_id ), $s->post_author( $post_id ), $s->rest_post( $post_id ) ) );
-			}
+		$keys = $this->route_keys( $request );
+		if ( null === $keys ) {
+			$this->keys->unknown_route();
+		} else {
+			$this->add( $keys );
 		}
 		return $response;
+	}
+
+	/**
+	 * Keys of a route's own rules, on top of its items' keys; null for a route without rules.
+	 *
+	 * @param \WP_REST_Request $request Request.
+	 * @return string[]|null
+	 */
+	public function route_keys( \WP_REST_Request $request ): ?array {
+		$route = untrailingslashit( (string) $request->get_route() );
+		if ( 0 === strpos( $route, '/oembed/1.0/embed' ) ) {
+			return $this->oembed_keys( $request );
+		}
+		if ( ! preg_match( '#^/wp/v2/([a-z0-9_-]+)(?:/([0-9]+))?$#', $route, $m ) ) {
+			return preg_match( '#^/wp/v2/(' . implode( '|', self::REGISTRY_ROUTES ) . ')/[a-z0-9_-]+$#', $route, $r ) ? array( $this->scheme()->rest_collection( $r[1] ) ) : null;
+		}
+		$base = $m[1];
+		$item = isset( $m[2] );
+		$s    = $this->scheme();
+		if ( in_array( $base, self::REGISTRY_ROUTES, true ) ) {
+			return $item ? null : array( $s->rest_collection( $base ) );
+		}
+		if ( 'comments' === $base ) {
+			return $item ? array() : $this->comment_collection_keys( $request );
+		}
+		if ( 'users' === $base ) {
+			// Who is listed (authors of public posts) and in which order (name) changes only
+			// with profile changes, deletions and (un)publishing, which all purge this key.
+			return $item ? array() : array( $s->rest_collection( 'users' ) );
+		}
+		if ( 'search' === $base ) {
+			return $item ? null : $this->search_keys( $request );
+		}
+		if ( null !== Rest_Bases::type_of( $base ) ) {
+			if ( $item ) {
+				return array();
+			}
+			return $this->is_plain( $request, self::PLAIN_POST_ORDERS ) ? array( $s->rest_collection( $base ) ) : array( $s->rest_query( $base ) );
+		}
+		if ( null !== Rest_Bases::taxonomy_of( $base ) ) {
+			return $item ? array() : $this->term_collection_keys( $request, $base );
+		}
+		return null;
+	}
+
+	/**
+	 * Comments listed for given posts carry those posts' comment keys; any other comment
+	 * listing (the newest comments of the site, by author, by parent) the site-wide one.
+	 *
+	 * @param \WP_REST_Request $request Request.
+	 * @return string[]
+	 */
+	private function comment_collection_keys( \WP_REST_Request $request ): array {
+		$s     = $this->scheme();
+		$posts = array_filter( array_map( 'intval', wp_parse_list( $request->get_param( 'post' ) ?? array() ) ) );
+		if ( array() === $posts ) {
+			return array( $s->listing( 'comments' ) );
+		}
+		return array_values( array_map( array( $s, 'comments' ), $posts ) );
+	}
+
+	/**
+	 * Terms of given posts (the `wp:term` links a post embeds) carry the posts' terms keys;
+	 * a taxonomy's plain listing its collection key; a filtered or count-ordered one its query
+	 * key, which post term changes purge too.
+	 *
+	 * @param \WP_REST_Request $request Request.
+	 * @param string           $base    REST base of the taxonomy.
+	 * @return string[]
+	 */
+	private function term_collection_keys( \WP_REST_Request $request, string $base ): array {
+		$s      = $this->scheme();
+		$params = $request->get_query_params();
+		if ( isset( $params['post'] ) ) {
+			unset( $params['post'] );
+			$posts = array_filter( array_map( 'intval', wp_parse_list( $request->get_param( 'post' ) ) ) );
+			if ( $posts && ! array_diff( array_keys( $params ), self::PLAIN_PARAMS ) ) {
+				return array_values( array_map( array( $s, 'post_terms' ), $posts ) );
+			}
+			return array( $s->rest_query( $base ) );
+		}
+		return $this->is_plain( $request, self::PLAIN_TERM_ORDERS ) ? array( $s->rest_collection( $base ) ) : array( $s->rest_query( $base ) );
+	}
+
+	/**
+	 * `/wp/v2/search`: posts found by their text (the `search` listing, purged on every title,
+	 * content, excerpt or status change; each result's title and link carry its `pn-N`), or
+	 * terms (the query keys of every taxonomy shown in REST).
+	 *
+	 * @param \WP_REST_Request $request Request.
+	 * @return string[]
+	 */
+	private function search_keys( \WP_REST_Request $request ): array {
+		$s    = $this->scheme();
+		$keys = array( $s->listing( 'search' ) );
+		if ( 'post' !== ( $request->get_param( 'type' ) ?? 'post' ) ) {
+			foreach ( get_taxonomies( array( 'show_in_rest' => true ) ) as $taxonomy ) {
+				$keys[] = $s->rest_query( Rest_Bases::of_taxonomy( $taxonomy ) );
+			}
+		}
+		return $keys;
+	}
+
+	/**
+	 * oEmbed shows the post's title, excerpt, author and link.
+	 *
+	 * @param \WP_REST_Request $request Request.
+	 * @return string[]|null
+	 */
+	private function oembed_keys( \WP_REST_Request $request ): ?array {
+		$post_id = url_to_postid( (string) $request->get_param( 'url' ) );
+		if ( ! $post_id ) {
+			return null;
+		}
+		$s = $this->scheme();
+		return array( $s->post_listed( $post_id ), $s->post_author( $post_id ), $s->rest_post( $post_id ) );
+	}
+
+	/**
+	 * Whether a collection request only pages and orders (by an order its base's collection key
+	 * covers) the newest or named items.
+	 *
+	 * @param \WP_REST_Request $request Request.
+	 * @param string[]         $orders  Orders covered.
+	 * @return bool
+	 */
+	private function is_plain( \WP_REST_Request $request, array $orders ): bool {
+		$params = $request->get_query_params();
+		if ( array_diff( array_keys( $params ), self::PLAIN_PARAMS ) ) {
+			return false;
+		}
+		$status = $params['status'] ?? 'publish';
+		return in_array( (string) ( is_scalar( $params['orderby'] ?? '' ) ? ( $params['orderby'] ?? '' ) : 'x' ), $orders, true )
+			&& ( 'publish' === $status || array( 'publish' ) === $status );
 	}
 }

@@ -27,6 +27,9 @@ class Surrogate_Keys {
 	/** @var bool The page was flushed before it was complete: the keys sent may miss some. */
 	private $partial = false;
 
+	/** @var bool A REST route without invalidation rules took part in the response. */
+	private $unknown_route = false;
+
 	/**
 	 * Constructor.
 	 *
@@ -54,6 +57,15 @@ class Surrogate_Keys {
 		foreach ( $keys as $key ) {
 			$this->keys[ $key ] = true;
 		}
+	}
+
+	/**
+	 * A REST route without invalidation rules (another plugin's, or a `wp/v2` route this plugin
+	 * does not know) built the response or part of it: no long TTL, unless the code serving it
+	 * names its keys through `varnish_edge_response_keys`.
+	 */
+	public function unknown_route(): void {
+		$this->unknown_route = true;
 	}
 
 	/**
@@ -131,11 +143,11 @@ class Surrogate_Keys {
 	 * @param int|null $status Response status; null for the current one.
 	 */
 	private function emit_headers( $status = null ) {
-		$this->add_filtered_keys();
+		$named = $this->add_filtered_keys();
 		foreach ( $this->scheme()->header_lines( $this->keys() ) as $line ) {
 			header( 'xkey: ' . $line, false );
 		}
-		if ( $this->partial ) {
+		if ( $this->partial || ( $this->unknown_route && 0 === $named ) ) {
 			return;
 		}
 		foreach ( $this->surrogate_control( $status ) as $name => $value ) {
@@ -145,8 +157,10 @@ class Surrogate_Keys {
 
 	/**
 	 * Keys other plugins and themes add to the current response (`varnish_edge_response_keys`).
+	 *
+	 * @return int How many keys they named.
 	 */
-	private function add_filtered_keys() {
+	private function add_filtered_keys(): int {
 		/**
 		 * Keys to add to the current anonymous response, as names without the namespace (e.g.
 		 * `shop`, `product-cat-12`): purge them later with `varnish_edge_purge_keys`.
@@ -155,11 +169,14 @@ class Surrogate_Keys {
 		 */
 		$names  = (array) apply_filters( 'varnish_edge_response_keys', array() );
 		$scheme = $this->scheme();
+		$named  = 0;
 		foreach ( $names as $name ) {
 			if ( is_scalar( $name ) && '' !== trim( (string) $name ) ) {
 				$this->add( array( $scheme->custom( (string) $name ) ) );
+				++$named;
 			}
 		}
+		return $named;
 	}
 
 	/**
@@ -218,8 +235,8 @@ class Surrogate_Keys {
 	}
 
 	/**
-	 * Filter `rest_pre_serve_request` (runs after the REST server sent its own headers, only for
-	 * real HTTP requests): emit the keys of an anonymous GET response.
+	 * Filter `rest_pre_serve_request` (runs after the REST server set its status and headers,
+	 * only for real HTTP requests): a HEAD response ends here, so its keys go out now.
 	 *
 	 * @param bool              $served  Whether the request was served.
 	 * @param \WP_HTTP_Response $result  Response.
@@ -227,10 +244,36 @@ class Surrogate_Keys {
 	 * @return bool
 	 */
 	public function on_rest_serve( $served, $result, $request ) {
-		if ( $request instanceof \WP_REST_Request && 'GET' === $request->get_method() && ! is_user_logged_in()
-			&& $result instanceof \WP_HTTP_Response && ! headers_sent() && array() !== $this->keys ) {
-			$this->emit_headers( $result->get_status() );
+		if ( ! $served && $request instanceof \WP_REST_Request && 'HEAD' === $request->get_method() && $result instanceof \WP_HTTP_Response ) {
+			$this->emit_rest_headers( $result->get_status() );
 		}
 		return $served;
+	}
+
+	/**
+	 * Filter `rest_pre_echo_response` (after `_embed` dispatched the embedded requests, before
+	 * the body is written): emit the keys of an anonymous GET response, embedded items included.
+	 *
+	 * @param mixed            $data    Response data.
+	 * @param \WP_REST_Server  $server  Server.
+	 * @param \WP_REST_Request $request Request.
+	 * @return mixed
+	 */
+	public function on_rest_echo( $data, $server = null, $request = null ) {
+		if ( $request instanceof \WP_REST_Request && 'GET' === $request->get_method() ) {
+			$this->emit_rest_headers( (int) http_response_code() );
+		}
+		return $data;
+	}
+
+	/**
+	 * Headers of an anonymous REST response, when it has keys and nothing was sent yet.
+	 *
+	 * @param int $status Response status.
+	 */
+	private function emit_rest_headers( int $status ): void {
+		if ( ! is_user_logged_in() && ! headers_sent() && array() !== $this->keys ) {
+			$this->emit_headers( $status );
+		}
 	}
 }

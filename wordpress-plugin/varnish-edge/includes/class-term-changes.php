@@ -73,8 +73,8 @@ class Term_Changes extends Change_Handler {
 		$link = get_term_link( (int) $term_id, $taxonomy );
 		$this->queue(
 			( new Invalidation() )
-				->tags( array( $s->rest_collection( $this->rest_base( $taxonomy ) ) ), true )
-				->urls( is_string( $link ) ? array( $link ) : array() )
+				->tags( $this->collection_keys( $taxonomy ), true )
+				->prefixes( is_string( $link ) ? array( $link ) : array() ) // Its archive's cached 404 and empty feed.
 				->reason( sprintf( 'term %d created', $term_id ) )
 		);
 	}
@@ -110,12 +110,19 @@ class Term_Changes extends Change_Handler {
 		$after  = $this->term_state( $term_id, $taxonomy );
 		$inv    = ( new Invalidation() )
 			->tags( array( $s->term( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ) )
-			->tags( array( $s->rest_collection( $this->rest_base( $taxonomy ) ) ), true )
+			->tags( $this->collection_keys( $taxonomy ), true )
 			->reason( sprintf( 'term %d edited', $term_id ) );
 		if ( '' !== $before['link'] && $before['link'] !== $after['link'] ) {
 			// Slug or parent changed: old archive, its pages, feeds and child terms move, and
 			// pages printing the slug (post classes) change.
-			$inv->prefixes( array( $before['link'] ) )->urls( array( $after['link'] ) )->tags( array( $s->term_slug( $term_id ) ) );
+			// The new address too, with its pages and feed: an unknown term's feed is an empty 200
+			// feed, which may be cached there.
+			$inv->prefixes( array( $before['link'], $after['link'] ) )->tags( array( $s->term_slug( $term_id ) ) );
+			// Descendants of a hierarchical term have its slug in their links, wherever shown.
+			$children = is_taxonomy_hierarchical( $taxonomy ) ? get_term_children( (int) $term_id, $taxonomy ) : array();
+			foreach ( is_array( $children ) ? $children : array() as $child ) {
+				$inv->tags( array( $s->term( (int) $child ), $s->rest_term( (int) $child ) ) );
+			}
 		}
 		unset( $this->terms_before[ (int) $term_id ] );
 		$this->queue( $inv );
@@ -136,20 +143,22 @@ class Term_Changes extends Change_Handler {
 		$before = $this->terms_before[ (int) $term_id ] ?? array( 'link' => '' );
 		$this->queue(
 			( new Invalidation() )
-				->tags( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ), $s->rest_collection( $this->rest_base( $taxonomy ) ) ) )
+				->tags( array_merge( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ), $this->collection_keys( $taxonomy ) ) )
 				->prefixes( '' !== $before['link'] ? array( $before['link'] ) : array() )
 				->reason( sprintf( 'term %d deleted', $term_id ) )
 		);
 	}
 
+
 	/**
-	 * REST base of a taxonomy.
+	 * Keys of the taxonomy's REST collections: plain ones (by name) and filtered ones.
 	 *
 	 * @param string $taxonomy Taxonomy.
-	 * @return string
+	 * @return string[]
 	 */
-	private function rest_base( $taxonomy ) {
-		$object = get_taxonomy( $taxonomy );
-		return ( $object && $object->rest_base ) ? $object->rest_base : $taxonomy;
+	private function collection_keys( string $taxonomy ): array {
+		$s    = $this->scheme();
+		$base = Rest_Bases::of_taxonomy( $taxonomy );
+		return array( $s->rest_collection( $base ), $s->rest_query( $base ) );
 	}
 }

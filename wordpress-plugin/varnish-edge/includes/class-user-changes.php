@@ -8,13 +8,19 @@
 namespace VarnishEdge;
 
 /**
- * Users: a public profile change purges the pages showing the author; a deletion purges both
- * authors of the reassigned posts.
+ * Users: a public profile change purges the pages and REST responses showing the author; a
+ * deletion purges them hard, with the posts reassigned to another author.
  */
 class User_Changes extends Change_Handler {
 
+	/** Above this many reassigned posts a deletion purges the whole site instead of each post. */
+	const MAX_REASSIGNED_POSTS = 500;
+
 	/** @var array<int,array> User snapshots before update. */
 	private $users_before = array();
+
+	/** @var array<int,int[]> Public posts of users being deleted with their posts reassigned. */
+	private $reassigned = array();
 
 	/**
 	 * Filter `wp_pre_insert_user_data`: snapshot the public profile before an update.
@@ -69,26 +75,64 @@ class User_Changes extends Change_Handler {
 		}
 		$s   = $this->scheme();
 		$inv = ( new Invalidation() )
-			->tags( array( $s->user( $user_id ), $s->author_listing( $user_id ), $s->rest_user( $user_id ) ), true )
+			->tags( array( $s->user( $user_id ), $s->author_listing( $user_id ), $s->rest_user( $user_id ), $s->rest_collection( 'users' ) ), true )
 			->reason( sprintf( 'user %d profile updated', $user_id ) );
 		if ( null !== $before && $before['link'] !== $after['link'] ) {
-			$inv->prefixes( array( $before['link'] ) )->urls( array( $after['link'] ) );
+			// Both archives with their pages and feeds: WordPress answers an unknown author's
+			// feed with an empty 200 feed, which may be cached at the new address.
+			$inv->prefixes( array( $before['link'], $after['link'] ) );
 		}
 		$this->queue( $inv );
 	}
 
 	/**
-	 * Action `deleted_user`: posts reassigned with direct SQL, so purge both authors.
+	 * Action `delete_user` (before the deletion): `wp_delete_user()` reassigns posts with direct
+	 * SQL, no post hook runs, so the posts whose author changes are noted now.
+	 *
+	 * @param int      $user_id  User being deleted.
+	 * @param int|null $reassign Reassigned to.
+	 */
+	public function on_user_deleting( $user_id, $reassign = null ) {
+		if ( ! $reassign ) {
+			return; // Without reassignment the posts are deleted one by one, with their hooks.
+		}
+		$this->reassigned[ (int) $user_id ] = array_map(
+			'intval',
+			get_posts(
+				array(
+					'author'           => (int) $user_id,
+					'post_type'        => 'any',
+					'post_status'      => 'publish',
+					'fields'           => 'ids',
+					'numberposts'      => self::MAX_REASSIGNED_POSTS + 1,
+					'suppress_filters' => true,
+				)
+			)
+		);
+	}
+
+	/**
+	 * Action `deleted_user`: the user's pages and REST item, hard (a deleted user is never shown
+	 * again); with reassigned posts, both authors and each post's pages and REST item.
 	 *
 	 * @param int      $user_id  Deleted user.
 	 * @param int|null $reassign Reassigned to.
 	 */
 	public function on_user_deleted( $user_id, $reassign = null ) {
-		$s    = $this->scheme();
-		$tags = array( $s->user( $user_id ), $s->author_listing( $user_id ), $s->rest_user( $user_id ) );
+		$s     = $this->scheme();
+		$tags  = array( $s->user( $user_id ), $s->author_listing( $user_id ), $s->rest_user( $user_id ), $s->rest_collection( 'users' ) );
+		$posts = $this->reassigned[ (int) $user_id ] ?? array();
+		unset( $this->reassigned[ (int) $user_id ] );
+		$inv = ( new Invalidation() )->reason( sprintf( 'user %d deleted', $user_id ) );
 		if ( $reassign ) {
 			$tags[] = $s->author_listing( (int) $reassign );
 		}
-		$this->queue( ( new Invalidation() )->tags( $tags )->reason( sprintf( 'user %d deleted', $user_id ) ) );
+		if ( count( $posts ) > self::MAX_REASSIGNED_POSTS ) {
+			$inv->everything();
+		}
+		foreach ( $posts as $post_id ) {
+			$tags = array_merge( $tags, array( $s->post( $post_id ), $s->post_author( $post_id ), $s->rest_post( $post_id ) ) );
+		}
+		$this->queue( $inv->tags( $tags ) );
 	}
 }
