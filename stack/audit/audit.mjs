@@ -12,7 +12,9 @@
 // --site   the public base URL: its host is sent as Host to both edge and origin
 // --edge   where to reach the cache (default: --site)
 // --origin where to reach the web server behind the cache, bypassing it
-// URLs: the site's sitemaps (wp-sitemap.xml), home, feeds, first archive pages, plus --urls.
+// URLs: the site's sitemaps (wp-sitemap.xml), home, feeds, first archive pages, the REST API an
+// anonymous reader sees (every wp/v2 collection that answers 200, its first items, comments of
+// the first posts, _embed), plus --urls.
 // Exit status: 0 no stale page, 1 stale pages found, 2 usage or connection error.
 import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -67,7 +69,48 @@ export async function discoverUrls({ origin, host, originHeaders = {}, maxUrls =
   } else {
     log(`no wp-sitemap.xml (status ${index.status}); auditing well-known pages and --urls only`);
   }
+  const rest = await discoverRestUrls(get, Math.max(0, maxUrls - paths.size));
+  if (!rest.length) log('no REST API at /wp-json/wp/v2 for anonymous readers');
+  for (const p of rest) paths.add(p);
   return [...paths].slice(0, maxUrls);
+}
+
+/** The wp/v2 responses an anonymous reader gets: collections, their first items, embeds. */
+export async function discoverRestUrls(get, maxUrls = 500, itemsPerBase = 10) {
+  const paths = [];
+  const add = (p) => { if (paths.length < maxUrls && !paths.includes(p)) paths.push(p); };
+  const json = async (p) => {
+    const r = await get(p);
+    if (r.status !== 200) return null;
+    try { return JSON.parse(r.body); } catch { return null; }
+  };
+  const root = '/wp-json/wp/v2';
+  const bases = new Map(); // REST base -> kind
+  for (const [registry, kind] of [['types', 'posts'], ['taxonomies', 'terms']]) {
+    const listed = await json(`${root}/${registry}`);
+    if (!listed || typeof listed !== 'object') continue;
+    add(`${root}/${registry}`);
+    for (const [name, o] of Object.entries(listed)) {
+      if (o && o.rest_base && (o.rest_namespace || 'wp/v2') === 'wp/v2') bases.set(o.rest_base, kind);
+      add(`${root}/${registry}/${name}`);
+    }
+  }
+  if (!bases.size) return paths;
+  add(`${root}/statuses`);
+  bases.set('comments', 'comments');
+  bases.set('users', 'users');
+  for (const [base, kind] of bases) {
+    const items = await json(`${root}/${base}`);
+    if (!Array.isArray(items)) continue; // Not readable anonymously (templates, blocks...).
+    add(`${root}/${base}`);
+    if (kind === 'posts') add(`${root}/${base}?_embed`);
+    for (const item of items.slice(0, itemsPerBase)) {
+      if (!item || typeof item.id !== 'number') continue;
+      add(`${root}/${base}/${item.id}`);
+      if (kind === 'posts' && base === 'posts') add(`${root}/comments?post=${item.id}`);
+    }
+  }
+  return paths;
 }
 
 /**

@@ -85,3 +85,25 @@ test('the command exits 1 on a stale page and 0 when everything is fresh', async
     } finally { same.close(); }
   } finally { edge.close(); origin.close(); }
 });
+
+test('discovery adds the REST collections and items an anonymous reader can get', async () => {
+  const j = (v) => ({ body: JSON.stringify(v), headers: { 'content-type': 'application/json' } });
+  const origin = await serve({
+    '/wp-json/wp/v2/types': j({ post: { rest_base: 'posts', rest_namespace: 'wp/v2' }, wp_block: { rest_base: 'blocks', rest_namespace: 'wp/v2' } }),
+    '/wp-json/wp/v2/taxonomies': j({ category: { rest_base: 'categories', rest_namespace: 'wp/v2' } }),
+    '/wp-json/wp/v2/posts': j([{ id: 7 }, { id: 5 }]),
+    '/wp-json/wp/v2/blocks': { status: 401, body: '{}' },
+    '/wp-json/wp/v2/categories': j([{ id: 3 }]),
+    '/wp-json/wp/v2/comments': j([{ id: 11 }]),
+    '/wp-json/wp/v2/users': j([{ id: 1 }]),
+  });
+  try {
+    const paths = await discoverUrls({ origin: origin.base, host: 'site.test' });
+    for (const p of ['/wp-json/wp/v2/posts', '/wp-json/wp/v2/posts/7', '/wp-json/wp/v2/posts/5', '/wp-json/wp/v2/posts?_embed',
+      '/wp-json/wp/v2/comments?post=7', '/wp-json/wp/v2/categories/3', '/wp-json/wp/v2/comments/11', '/wp-json/wp/v2/users/1',
+      '/wp-json/wp/v2/types/post', '/wp-json/wp/v2/statuses']) {
+      assert.ok(paths.includes(p), `${p} discovered`);
+    }
+    assert.ok(!paths.some((p) => p.startsWith('/wp-json/wp/v2/blocks')), 'a collection anonymous readers cannot get is left out');
+  } finally { origin.close(); }
+});

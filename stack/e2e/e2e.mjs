@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { request, sleep } from '../audit/http.mjs';
-import { audit, discoverUrls } from '../audit/audit.mjs';
+import { audit, discoverUrls, normalize } from '../audit/audit.mjs';
 
 const env = (k) => { const v = process.env[k]; if (!v) { console.error(`e2e: ${k} not set`); process.exit(2); } return v; };
 const SITE_HOST = env('SITE_HOST');
@@ -246,6 +246,97 @@ await check('2c. an attachment caption shown in a [gallery] is fresh at the edge
   console.log(`  ${path}: the gallery shows the edited caption at the edge ${ms(t)} after the save returned`);
 });
 
+// ─── 2d. what an anonymous reader of the REST API and the feeds sees ───────────────────
+// Each row: warm the responses at the edge, make one change (from PHP with WordPress's own
+// functions through STACK_CTL, or through the REST API as the block editor does), then time
+// until the edge answers what the origin answers.
+const restRows = [];
+await check('2d. REST API and feeds fresh at the edge after comment, term, media and author changes', async () => {
+  const rest = (path) => `/wp-json/wp/v2${path}`;
+  const same = (...paths) => async () => (await Promise.all(paths.map(async (path) => {
+    const [e, o] = await Promise.all([edge(path), origin(path)]);
+    return e.status === o.status && normalize(e.body) === normalize(o.body);
+  }))).every(Boolean);
+  const warmAll = async (...paths) => {
+    const states = await Promise.all(paths.map(warm));
+    assert(states.every((x) => x === 'HIT'), `not cached before the change: ${paths.filter((_, i) => states[i] !== 'HIT').join(', ')}`);
+  };
+  const timed = async (row, fresh, limitMs = FRESH_LIMIT_MS) => {
+    const t = await until(row, fresh, limitMs);
+    restRows.push([row, t]);
+    console.log(`  ${row}: the edge answers what the origin does after ${ms(t)}`);
+    return t;
+  };
+  const php = async (...args) => (await run(CTL, ['wp', 'change', ...args])).stdout.trim().split('\n').pop();
+  const [p] = await api('GET', '/posts?per_page=1&offset=2&_fields=id,link,author,tags,categories');
+  const lists = [rest('/comments'), rest(`/comments?post=${p.id}`), `${pathOf(p.link)}feed/`, '/comments/feed/'];
+
+  await warmAll(...lists);
+  const fromPhp = Number(await php('comment-insert', String(p.id), `Comment ${marker('php')}`));
+  await timed('new approved comment (wp_insert_comment)', same(...lists));
+  await warmAll(...lists);
+  const viaRest = await api('POST', '/comments', { post: p.id, content: `Comment ${marker('rest')}`, status: 'approved' });
+  await timed('new approved comment (REST)', same(...lists));
+
+  const item = rest(`/comments/${fromPhp}`);
+  await warmAll(item, ...lists);
+  await api('POST', `/comments/${fromPhp}`, { content: `Edited ${marker('edit')}` });
+  await timed('comment edited', same(item, ...lists));
+  await warmAll(item, ...lists);
+  await php('comment-status', String(fromPhp), 'trash');
+  await timed('comment trashed (wp_set_comment_status)', same(item, ...lists));
+  assert((await origin(item)).status === 401, 'the origin still serves the trashed comment');
+
+  const deleted = rest(`/comments/${viaRest.id}`);
+  await warmAll(deleted, ...lists);
+  await php('comment-delete', String(viaRest.id));
+  const gone = await timed('comment deleted (wp_delete_comment)', same(deleted, ...lists), 5000);
+  assert((await edge(deleted)).status === 404, 'the deleted comment is not a 404 at the edge');
+  assert(gone < 1000, `the deleted comment was served ${ms(gone)} after the deletion (limit 1 s)`);
+
+  const tag = await api('POST', '/tags', { name: `Tag ${marker('tag')}` });
+  await api('POST', `/posts/${p.id}`, { tags: [...p.tags, tag.id] });
+  const postViews = [rest(`/posts/${p.id}`), rest('/posts'), rest(`/posts/${p.id}?_embed`)];
+  await until('the tag shows in the post\'s REST item', same(...postViews));
+  await warmAll(...postViews);
+  await php('term-delete', String(tag.id), 'post_tag');
+  await timed('tag deleted (wp_delete_term)', same(...postViews));
+
+  await warmAll(rest('/media'));
+  const up = await edge(rest('/media'), {
+    method: 'POST', body: PNG,
+    headers: { authorization: AUTH, 'content-type': 'image/png', 'content-disposition': `attachment; filename=${marker('upload')}.png` },
+  });
+  assert(up.status === 201, `media upload: ${up.status}`);
+  await timed('new attachment uploaded', same(rest('/media')));
+
+  const user = await api('GET', `/users/${p.author}?context=edit&_fields=id,name,slug`);
+  const feedOf = (slug) => `/author/${slug}/feed/`;
+  const moved = `${user.slug}-${marker('slug')}`;
+  await warmAll(feedOf(user.slug), feedOf(moved), rest(`/users/${user.id}`), rest('/users'));
+  await api('POST', `/users/${user.id}`, { name: `Author ${marker('name')}` });
+  await timed('author display name changed', same(feedOf(user.slug), rest(`/users/${user.id}`), rest('/users')));
+  await warmAll(feedOf(user.slug));
+  await api('POST', `/users/${user.id}`, { name: user.name });
+  await timed('author display name changed back', same(feedOf(user.slug), rest(`/users/${user.id}`)));
+  await warmAll(feedOf(user.slug), feedOf(moved));
+  await api('POST', `/users/${user.id}`, { slug: moved });
+  await timed('author slug changed', same(feedOf(user.slug), feedOf(moved), rest(`/users/${user.id}`)));
+  await warmAll(feedOf(user.slug), feedOf(moved));
+  await api('POST', `/users/${user.id}`, { slug: user.slug });
+  await timed('author slug changed back', same(feedOf(user.slug), feedOf(moved), rest(`/users/${user.id}`)));
+
+  const cat = await api('GET', `/categories/${p.categories[0]}?_fields=id,name,link`);
+  const catFeed = `${pathOf(cat.link)}feed/`;
+  await warmAll(catFeed, rest(`/categories/${cat.id}`));
+  await api('POST', `/categories/${cat.id}`, { name: `${cat.name} ${marker('cat')}` });
+  await timed('category renamed: its feed', same(catFeed, rest(`/categories/${cat.id}`)));
+  await api('POST', `/categories/${cat.id}`, { name: cat.name });
+  await until('the category name back at the edge', same(catFeed));
+  const slowest = restRows.reduce((a, b) => (b[1] > a[1] ? b : a));
+  console.log(`  ${restRows.length} rows, slowest: ${slowest[0]} ${ms(slowest[1])}`);
+});
+
 // ─── 3. unpublish, trash, scheduled ───────────────────────────────────────────────────
 await check('3a. unpublished and trashed posts 404 at the edge', async () => {
   const older = await api('GET', '/posts?per_page=2&offset=20&_fields=id,link');
@@ -299,9 +390,10 @@ await check(`5. stale-page audit after ${RANDOM_EDITS} random edits (seed ${SEED
   const cats = (await api('GET', '/categories?per_page=50&_fields=id')).map((c) => c.id);
   const tags = (await api('GET', '/tags?per_page=50&_fields=id')).map((t) => t.id);
   const drafts = [];
+  const comments = [];
   const counts = {};
   for (let i = 0; i < RANDOM_EDITS; i++) {
-    const kind = pick(['title', 'title', 'content', 'tags', 'category', 'comment', 'comment', 'unpublish', 'republish', 'trash', 'create', 'slug']);
+    const kind = pick(['title', 'title', 'content', 'tags', 'category', 'comment', 'comment', 'comment-edit', 'comment-trash', 'unpublish', 'republish', 'trash', 'create', 'slug']);
     const p = pick(pool);
     touched.add(pathOf(p.link));
     const m = marker(`r${i}`);
@@ -311,7 +403,9 @@ await check(`5. stale-page audit after ${RANDOM_EDITS} random edits (seed ${SEED
       case 'content': r = await api('POST', `/posts/${p.id}`, { content: `<!-- wp:paragraph --><p>Rewritten ${m}.</p><!-- /wp:paragraph -->` }); break;
       case 'tags': r = await api('POST', `/posts/${p.id}`, { tags: [pick(tags), pick(tags)] }); break;
       case 'category': r = await api('POST', `/posts/${p.id}`, { categories: [pick(cats)] }); break;
-      case 'comment': await api('POST', '/comments', { post: p.id, content: `Comment ${m}`, status: 'approved' }); break;
+      case 'comment': comments.push((await api('POST', '/comments', { post: p.id, content: `Comment ${m}`, status: 'approved' })).id); break;
+      case 'comment-edit': if (comments.length) await api('POST', `/comments/${pick(comments)}`, { content: `Edited ${m}` }); break;
+      case 'comment-trash': if (comments.length) await api('DELETE', `/comments/${comments.splice(Math.floor(rand() * comments.length), 1)[0]}`); break;
       case 'unpublish': r = await api('POST', `/posts/${p.id}`, { status: 'draft' }); pool.splice(pool.indexOf(p), 1); drafts.push(p); break;
       case 'republish': {
         const d = drafts.pop();
@@ -369,6 +463,7 @@ await check('3b. a scheduled post goes live and appears on the home page', async
 const passed = results.filter(([, ok]) => ok).length;
 console.log('\n── e2e numbers');
 if (freshPost.length) console.log(`time-to-fresh (post page): p50 ${ms(pct(freshPost, 50))} p99 ${ms(pct(freshPost, 99))}; all four pages: p50 ${ms(pct(freshAll, 50))} p99 ${ms(pct(freshAll, 99))} over ${freshPost.length} edits`);
+if (restRows.length) console.log(`REST and feeds: ${restRows.length} change kinds fresh at the edge, p50 ${ms(pct(restRows.map((r) => r[1]), 50))}, max ${ms(Math.max(...restRows.map((r) => r[1])))}`);
 if (auditNumbers.checked !== undefined) console.log(`audit: ${auditNumbers.checked} URLs, ${auditNumbers.stale} stale, ${auditNumbers.graced} grace, ${auditNumbers.errors} errors`);
 console.log(`e2e: ${passed} passed, ${results.length - passed} failed`);
 // Kept-alive connections would hold the process open; let node:test report, then leave.
