@@ -91,7 +91,7 @@ export async function discoverRestUrls(get, maxUrls = 500, itemsPerBase = 10) {
     if (!listed || typeof listed !== 'object') continue;
     add(`${root}/${registry}`);
     for (const [name, o] of Object.entries(listed)) {
-      if (o && o.rest_base && (o.rest_namespace || 'wp/v2') === 'wp/v2') bases.set(o.rest_base, kind);
+      if (o?.rest_base && (o.rest_namespace || 'wp/v2') === 'wp/v2') bases.set(o.rest_base, kind);
       add(`${root}/${registry}/${name}`);
     }
   }

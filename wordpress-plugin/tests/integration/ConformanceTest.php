@@ -489,9 +489,9 @@ class ConformanceTest extends VE_TestCase {
 		// Site-wide bans (global styles, templates, plugins, purge_all) are over-invalidation by
 		// design; the key-based edits must stay precise. What remains is by design too: the
 		// `search` listing and REST query keys (r-q) go on any text change, an author's `u-N` on
-		// any profile change, a post's comment key on each of its comments (55 of 1,848 checks
-		// with WordPress 6.1 to 7.1).
-		$this->assertLessThanOrEqual( 60, $over_total - $over_bans, 'over-invalidation of key-based edits stays small' . "\n" . implode( "\n", $lines ) );
+		// any profile change, a post's comment key on each of its comments: 55 of 1,848 checks on
+		// WordPress 6.1, 57 on 7.1 when this bound was set.
+		$this->assertLessThanOrEqual( 70, $over_total - $over_bans, 'over-invalidation of key-based edits stays small' . "\n" . implode( "\n", $lines ) );
 		$this->assertSame( 5, $bans, 'only global styles, templates, template parts, purge_all and a plugin activation ban the site' . "\n" . implode( "\n", $lines ) );
 	}
 }

@@ -68,6 +68,15 @@ class RestKeysTest extends VE_TestCase {
 		wp_delete_comment( $comment, true );
 	}
 
+	public function test_a_comment_moved_to_another_post_leaves_the_old_posts_responses() {
+		$comment = $this->comment_on( self::$ids['bravo'], 'Posted under the wrong post' );
+		wp_update_comment( array( 'comment_ID' => $comment, 'comment_post_ID' => self::$ids['charlie'] ) );
+		$this->end_request();
+		$this->assertContains( $this->key( 'c-' . self::$ids['bravo'] ), $this->sent_tags( false ) );
+		$this->assertContains( $this->key( 'c-' . self::$ids['charlie'] ), $this->sent_tags( false ) );
+		wp_delete_comment( $comment, true );
+	}
+
 	public function test_embedded_responses_keys_reach_the_headers() {
 		$keys = Environment::keys_of( $this->fetch_keys( '/wp-json/wp/v2/posts/' . self::$ids['bravo'] . '?_embed' ) );
 		$this->assertContains( $this->key( 'r-p-' . self::$ids['bravo'] ), $keys );

@@ -20,6 +20,9 @@ class Comment_Changes extends Change_Handler {
 	/** @var Coalescer */
 	private $coalescer;
 
+	/** @var array<int,int> Comments moved to another post in this request: comment id => old post id. */
+	private $moved_from = array();
+
 	/**
 	 * Constructor.
 	 *
@@ -86,12 +89,32 @@ class Comment_Changes extends Change_Handler {
 	}
 
 	/**
-	 * Action `edit_comment`.
+	 * Filter `wp_update_comment_data` (before the update): note a comment moved to another post.
+	 *
+	 * @param array|\WP_Error $data    New comment data.
+	 * @param array           $comment Comment as it was.
+	 * @return array|\WP_Error
+	 */
+	public function on_comment_updating( $data, $comment = array() ) {
+		if ( is_array( $data ) && is_array( $comment ) && isset( $data['comment_post_ID'], $comment['comment_post_ID'], $comment['comment_ID'] )
+			&& (int) $data['comment_post_ID'] !== (int) $comment['comment_post_ID'] && '1' === (string) ( $comment['comment_approved'] ?? '' ) ) {
+			$this->moved_from[ (int) $comment['comment_ID'] ] = (int) $comment['comment_post_ID'];
+		}
+		return $data;
+	}
+
+	/**
+	 * Action `edit_comment`: hard, an edit may remove what someone wanted gone; a comment moved
+	 * to another post leaves the old post's pages too.
 	 *
 	 * @param int $id Comment id.
 	 */
 	public function on_comment_edited( $id ) {
 		$comment = get_comment( $id );
+		if ( isset( $this->moved_from[ (int) $id ] ) ) {
+			$this->comments_changed( $this->moved_from[ (int) $id ], sprintf( 'comment %d moved to another post', $id ), false );
+			unset( $this->moved_from[ (int) $id ] );
+		}
 		if ( $comment && '1' === (string) $comment->comment_approved ) {
 			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d edited', $id ), false );
 		}

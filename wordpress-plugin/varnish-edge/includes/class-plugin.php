@@ -129,6 +129,7 @@ class Plugin {
 		$c = $this->comments;
 		add_action( 'wp_insert_comment', array( $c, 'on_comment_inserted' ), 10, 2 );
 		add_action( 'transition_comment_status', array( $c, 'on_comment_status' ), 10, 3 );
+		add_filter( 'wp_update_comment_data', array( $c, 'on_comment_updating' ), 10, 2 );
 		add_action( 'edit_comment', array( $c, 'on_comment_edited' ), 10, 1 );
 		add_action( 'delete_comment', array( $c, 'on_comment_deleted' ), 10, 2 );
 		$t = $this->terms;

@@ -21,13 +21,19 @@ class Rest_Keys extends Key_Source {
 	 */
 	const PLAIN_PARAMS = array( 'page', 'per_page', 'offset', 'order', 'orderby', 'context', '_fields', '_embed', '_envelope', '_locale', '_jsonp', 'include', 'exclude', 'status', 'rest_route' );
 
-	/** Orders of plain post collections (by date or id: only a publish or a date change moves an item). */
+	/**
+	 * Orders of plain post collections (by date or id: only a publish or a date change moves an item).
+	 */
 	const PLAIN_POST_ORDERS = array( '', 'date', 'id', 'include' );
 
-	/** Orders of plain term collections (every term edit purges the taxonomy's collection key). */
+	/**
+	 * Orders of plain term collections (every term edit purges the taxonomy's collection key).
+	 */
 	const PLAIN_TERM_ORDERS = array( '', 'name', 'slug', 'id', 'include', 'term_group' );
 
-	/** Routes describing what code registered (types, taxonomies, statuses): site-wide bans on plugin and theme changes cover them. */
+	/**
+	 * Routes describing what code registered (types, taxonomies, statuses): site-wide bans on plugin and theme changes cover them.
+	 */
 	const REGISTRY_ROUTES = array( 'types', 'taxonomies', 'statuses' );
 
 	/**

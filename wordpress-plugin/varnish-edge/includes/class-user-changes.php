@@ -13,7 +13,9 @@ namespace VarnishEdge;
  */
 class User_Changes extends Change_Handler {
 
-	/** Above this many reassigned posts a deletion purges the whole site instead of each post. */
+	/**
+	 * Above this many reassigned posts a deletion purges the whole site instead of each post.
+	 */
 	const MAX_REASSIGNED_POSTS = 500;
 
 	/** @var array<int,array> User snapshots before update. */
