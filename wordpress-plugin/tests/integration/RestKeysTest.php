@@ -101,6 +101,28 @@ class RestKeysTest extends VE_TestCase {
 		$this->assertArrayNotHasKey( 'surrogate-control', $other['headers'], 'an unknown route stays on the microcache' );
 	}
 
+	public function test_custom_post_types_and_taxonomies_under_their_own_rest_bases() {
+		$genre = wp_insert_term( 'Mystery', 've_genre' )['term_id'];
+		$book  = wp_insert_post( array( 'post_type' => 've_book', 'post_status' => 'publish', 'post_title' => 'A REST book' ) );
+		wp_set_object_terms( $book, array( $genre ), 've_genre' );
+		$this->end_request();
+		$list = Environment::keys_of( $this->fetch_keys( '/wp-json/wp/v2/books' ) );
+		$this->assertContains( $this->key( 'r-c-books' ), $list );
+		$this->assertContains( $this->key( "r-p-$book" ), $list );
+		$this->assertContains( $this->key( 'r-q-books' ), Environment::keys_of( $this->fetch_keys( "/wp-json/wp/v2/books?genres=$genre" ) ) );
+		$this->assertContains( $this->key( "r-t-$genre" ), Environment::keys_of( $this->fetch_keys( '/wp-json/wp/v2/genres' ) ) );
+
+		Environment::clear_webhooks();
+		wp_trash_post( $book );
+		$this->end_request();
+		foreach ( array( "r-p-$book", 'r-c-books', 'r-q-books', "r-t-$genre", 'r-q-genres' ) as $key ) {
+			$this->assertContains( $this->key( $key ), $this->sent_tags( false ), "$key purged hard when the book is trashed" );
+		}
+		wp_delete_post( $book, true );
+		wp_delete_term( $genre, 've_genre' );
+		$this->end_request();
+	}
+
 	public function test_deleting_a_tag_purges_the_rest_items_of_its_posts() {
 		$post = self::$ids['bravo'];
 		$tag  = wp_insert_term( 'Short-lived', 'post_tag' )['term_id'];
