@@ -151,6 +151,22 @@ class RestKeysTest extends VE_TestCase {
 		}
 	}
 
+	public function test_a_deleted_user_is_purged_hard_with_the_posts_given_to_another_author() {
+		require_once ABSPATH . 'wp-admin/includes/user.php';
+		$user = wp_insert_user( array( 'user_login' => 'leaving', 'user_pass' => wp_generate_password(), 'display_name' => 'Leaving Author', 'role' => 'author' ) );
+		$post = wp_insert_post( array( 'post_status' => 'publish', 'post_title' => 'Written by someone leaving', 'post_author' => $user ) );
+		$this->end_request();
+		Environment::clear_webhooks();
+		wp_delete_user( $user, 1 );
+		$this->end_request();
+		foreach ( array( "r-u-$user", "u-$user", 'r-c-users', "r-p-$post", "p-$post", "pa-$post" ) as $key ) {
+			$this->assertContains( $this->key( $key ), $this->sent_tags( false ), "$key purged hard" );
+		}
+		$this->assertSame( 1, (int) get_post_field( 'post_author', $post ) );
+		wp_delete_post( $post, true );
+		$this->end_request();
+	}
+
 	public function test_author_slug_change_purges_both_addresses_with_their_feeds() {
 		$user = self::$ids['alice'];
 		$old  = get_author_posts_url( $user );
