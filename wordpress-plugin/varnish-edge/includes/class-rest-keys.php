@@ -245,8 +245,8 @@ class Rest_Keys extends Key_Source {
 		if ( array_diff( array_keys( $params ), self::PLAIN_PARAMS ) ) {
 			return false;
 		}
+		$order  = $params['orderby'] ?? '';
 		$status = $params['status'] ?? 'publish';
-		return in_array( (string) ( is_scalar( $params['orderby'] ?? '' ) ? ( $params['orderby'] ?? '' ) : 'x' ), $orders, true )
-			&& ( 'publish' === $status || array( 'publish' ) === $status );
+		return is_string( $order ) && in_array( $order, $orders, true ) && in_array( $status, array( 'publish', array( 'publish' ) ), true );
 	}
 }
