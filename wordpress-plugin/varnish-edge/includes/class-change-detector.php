@@ -714,7 +714,7 @@ class Change_Detector {
 		$scheme = $this->scheme();
 		$type   = $state['type'];
 		$base   = Rest_Bases::of_type( $type );
-		$keys   = array( $scheme->listing( 'search' ), $scheme->listing( 'sitemaps' ), $scheme->rest_collection( $base ), $scheme->rest_query( $base ) );
+		$keys   = array_merge( array( $scheme->listing( 'search' ), $scheme->listing( 'sitemaps' ) ), $scheme->rest_lists( $base ) );
 		foreach ( $state['terms'] as $tax => $ids ) {
 			foreach ( $ids as $term_id ) {
 				$keys[] = $scheme->term_listing( $term_id );

@@ -301,6 +301,17 @@ class Key_Scheme {
 	}
 
 	/**
+	 * Keys of every REST collection of a base: the plain one (`r-c-`) and the filtered ones
+	 * (`r-q-`), both of which an item entering or leaving the base changes.
+	 *
+	 * @param string $base Route base.
+	 * @return string[]
+	 */
+	public function rest_lists( $base ) {
+		return array( $this->rest_collection( $base ), $this->rest_query( $base ) );
+	}
+
+	/**
 	 * Group key of a class (e.g. `<ns>-pl-many`).
 	 *
 	 * @param string $class Class.

@@ -47,7 +47,7 @@ class Media_Changes extends Change_Handler {
 	public function on_attachment_added( $attachment_id ) {
 		$attachment_id                           = (int) $attachment_id;
 		$this->new_attachments[ $attachment_id ] = true;
-		$this->queue( ( new Invalidation() )->tags( $this->collection_keys(), true )->reason( sprintf( 'attachment %d added', $attachment_id ) ) );
+		$this->queue( ( new Invalidation() )->tags( $this->scheme()->rest_lists( Rest_Bases::of_type( 'attachment' ) ), true )->reason( sprintf( 'attachment %d added', $attachment_id ) ) );
 		$this->queue->after_commit(
 			function () use ( $attachment_id ) {
 				unset( $this->new_attachments[ $attachment_id ] );
@@ -94,7 +94,7 @@ class Media_Changes extends Change_Handler {
 	public function on_attachment_deleted( $attachment_id ) {
 		$attachment_id = (int) $attachment_id;
 		$files         = Attachment_Files::urls( $attachment_id, wp_get_attachment_metadata( $attachment_id ), get_post_meta( $attachment_id, '_wp_attachment_backup_sizes', true ) );
-		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d deleted', $attachment_id ) )->urls( $files )->tags( $this->collection_keys() ) );
+		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d deleted', $attachment_id ) )->urls( $files )->tags( $this->scheme()->rest_lists( Rest_Bases::of_type( 'attachment' ) ) ) );
 	}
 
 	/**
@@ -172,16 +172,5 @@ class Media_Changes extends Change_Handler {
 			$inv->urls( array( $link ) );
 		}
 		return $inv;
-	}
-
-	/**
-	 * Keys of the REST media listings: plain (newest first) and filtered ones.
-	 *
-	 * @return string[]
-	 */
-	private function collection_keys(): array {
-		$s    = $this->scheme();
-		$base = Rest_Bases::of_type( 'attachment' );
-		return array( $s->rest_collection( $base ), $s->rest_query( $base ) );
 	}
 }

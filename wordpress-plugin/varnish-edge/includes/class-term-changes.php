@@ -73,7 +73,7 @@ class Term_Changes extends Change_Handler {
 		$link = get_term_link( (int) $term_id, $taxonomy );
 		$this->queue(
 			( new Invalidation() )
-				->tags( $this->collection_keys( $taxonomy ), true )
+				->tags( $this->scheme()->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ), true )
 				->prefixes( is_string( $link ) ? array( $link ) : array() ) // Its archive's cached 404 and empty feed.
 				->reason( sprintf( 'term %d created', $term_id ) )
 		);
@@ -110,7 +110,7 @@ class Term_Changes extends Change_Handler {
 		$after  = $this->term_state( $term_id, $taxonomy );
 		$inv    = ( new Invalidation() )
 			->tags( array( $s->term( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ) )
-			->tags( $this->collection_keys( $taxonomy ), true )
+			->tags( $this->scheme()->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ), true )
 			->reason( sprintf( 'term %d edited', $term_id ) );
 		if ( '' !== $before['link'] && $before['link'] !== $after['link'] ) {
 			// Slug or parent changed: old archive, its pages, feeds and child terms move, and
@@ -143,22 +143,9 @@ class Term_Changes extends Change_Handler {
 		$before = $this->terms_before[ (int) $term_id ] ?? array( 'link' => '' );
 		$this->queue(
 			( new Invalidation() )
-				->tags( array_merge( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ), $this->collection_keys( $taxonomy ) ) )
+				->tags( array_merge( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ), $s->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ) ) )
 				->prefixes( '' !== $before['link'] ? array( $before['link'] ) : array() )
 				->reason( sprintf( 'term %d deleted', $term_id ) )
 		);
-	}
-
-
-	/**
-	 * Keys of the taxonomy's REST collections: plain ones (by name) and filtered ones.
-	 *
-	 * @param string $taxonomy Taxonomy.
-	 * @return string[]
-	 */
-	private function collection_keys( string $taxonomy ): array {
-		$s    = $this->scheme();
-		$base = Rest_Bases::of_taxonomy( $taxonomy );
-		return array( $s->rest_collection( $base ), $s->rest_query( $base ) );
 	}
 }
