@@ -82,6 +82,22 @@ class SurrogateKeysTest extends VE_TestCase {
 		$this->assertSame( 404, $r['status'] );
 		$this->assertContains( $this->key( '404' ), Environment::keys_of( $r ) );
 		$this->assertSame( array( 'max-age=86400' ), $r['headers']['surrogate-control'] );
+		// WordPress's no-cache for browsers becomes its browser-side equivalent: Varnish honours
+		// private, no-store and no-cache even beside Surrogate-Control.
+		$this->assertSame( array( 'max-age=0, must-revalidate' ), $r['headers']['cache-control'] );
+	}
+
+	public function test_pages_that_ask_not_to_be_shared_get_no_long_ttl() {
+		// A contact form's anonymous nonce expires after 12-24 h: such pages say so with
+		// DONOTCACHEPAGE or Cache-Control: no-cache, and stay on the microcache.
+		foreach ( array( 'donotcachepage', 'no-cache' ) as $signal ) {
+			$r = Environment::fetch( '/2026/02/bravo/?ve-form=' . $signal );
+			$this->assertSame( 200, $r['status'], $signal );
+			$this->assertStringContainsString( 'Bravo', $r['body'], $signal );
+			$this->assertNotEmpty( Environment::keys_of( $r ), $signal . ': keys still sent, for the microcached copy' );
+			$this->assertArrayNotHasKey( 'surrogate-control', $r['headers'], $signal );
+		}
+		$this->assertArrayHasKey( 'surrogate-control', Environment::fetch( '/2026/02/bravo/?ve-form=none' )['headers'], 'the same page without the signal' );
 	}
 
 	public function test_rest_item_and_collection() {

@@ -180,30 +180,44 @@ class Surrogate_Keys {
 	}
 
 	/**
-	 * Surrogate-Control for this response: the long TTL when purges are configured and the
-	 * response is a cacheable status; nothing otherwise (Varnish keeps its 1 s microcache).
+	 * Surrogate-Control for this response: the long TTL when purges are configured, the response
+	 * is a cacheable status and the page does not ask to stay out of shared caches; nothing
+	 * otherwise (Varnish keeps its 1 s microcache, or nothing for a private response).
+	 *
+	 * A page that sets `DONOTCACHEPAGE` (the constant page-cache plugins honour: form, cart and
+	 * checkout plugins define it) or sends `Cache-Control: no-cache` prints something that must
+	 * not live long, typically an anonymous nonce that expires after 12-24 hours. Personal
+	 * responses (a cookie set, `private`, `no-store`) get nothing either.
+	 *
+	 * WordPress's generic 404 is the exception: it sends `wp_get_nocache_headers()` for
+	 * browsers, not because the page is personal. It gets the long TTL (a 404 is purged by URL
+	 * when content appears there), and its Cache-Control becomes the browser-side equivalent
+	 * `max-age=0, must-revalidate`, since Varnish honours `private`, `no-store` and `no-cache`
+	 * even beside Surrogate-Control.
 	 *
 	 * @param int|null $status Status code (defaults to the current one).
-	 * @return array<string,string>
+	 * @return array<string,string> Header names and values to send.
 	 */
-	public function surrogate_control( $status = null ) {
+	public function surrogate_control( $status = null ): array {
 		$status = null === $status ? (int) http_response_code() : (int) $status;
 		if ( ! $this->settings->is_configured() || ! in_array( $status, array( 200, 203, 204, 300, 301, 404, 410 ), true ) ) {
 			return array();
 		}
+		if ( defined( 'DONOTCACHEPAGE' ) && DONOTCACHEPAGE ) {
+			return array();
+		}
+		$headers     = array( 'Surrogate-Control' => 'max-age=' . $this->settings->ttl() );
 		$generic_404 = $this->is_generic_404( $status );
 		foreach ( headers_list() as $header ) {
-			// WordPress's own no-cache on a 404 is not personal: 404s are cached and purged by URL
-			// when content appears. (Since WordPress 6.x it says `no-store, private` too.)
 			if ( $generic_404 && self::is_wp_nocache_header( $header ) ) {
+				$headers['Cache-Control'] = 'max-age=0, must-revalidate';
 				continue;
 			}
-			// Personal responses keep the microcache behaviour.
-			if ( preg_match( '/^(set-cookie:|cache-control:.*\b(private|no-store)\b)/i', $header ) ) {
+			if ( preg_match( '/^(set-cookie:|cache-control:.*\b(private|no-store|no-cache)\b)/i', $header ) ) {
 				return array();
 			}
 		}
-		return array( 'Surrogate-Control' => 'max-age=' . $this->settings->ttl() );
+		return $headers;
 	}
 
 	/**
