@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     const out: number[] = [];
     for (let i = 0; i < ids.length; i += 1000) {
       const p = redis.pipeline();
-      for (const id of ids.slice(i, i + 1000)) p.hgetall(`purger:evt:${id}`);
+      for (const id of ids.slice(i, i + 1000)) p.hgetall(`purger:evt:${SITE}/${id}`);
       for (const [, h] of (await p.exec()) ?? []) {
         const r = h as Record<string, string>;
         const acceptedAt = (JSON.parse(r.m ?? r.e!) as { acceptedAt: number }).acceptedAt;
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
       const edited = Date.now();
       const id = `race-${i}-${Date.now()}`;
       await post([{ id, kind: 'urls', urls: [`http://${SITE}${path}`], soft: false, reason: 'bench race', time: new Date().toISOString() }]);
-      await waitFor('purge applied', async () => (await redis.hget(`purger:evt:${id}`, `n:${v.node}`)) !== null, 10_000, 2);
+      await waitFor('purge applied', async () => (await redis.hget(`purger:evt:${SITE}/${id}`, `n:${v.node}`)) !== null, 10_000, 2);
       const purgedDuringFetch = !done;
       await inflight;
       const oldPageKept = purgedDuringFetch && (await v.get(SITE, path)).body === `${path} v1\n`;

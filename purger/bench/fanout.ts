@@ -66,7 +66,7 @@ export async function fanout(nodes: number, opts: { sustainedS: number; pacedS: 
     const latencies: number[] = [];
     for (let i = 0; i < ids.length; i += 1000) {
       const p = redis.pipeline();
-      for (const id of ids.slice(i, i + 1000)) p.hgetall(`purger:evt:${id}`);
+      for (const id of ids.slice(i, i + 1000)) p.hgetall(`purger:evt:${SITE}/${id}`);
       for (const [, h] of (await p.exec()) ?? []) {
         const r = h as Record<string, string>;
         const acceptedAt = (JSON.parse(r.m!) as { acceptedAt: number }).acceptedAt;

@@ -72,7 +72,10 @@ export async function buildApp(deps: AppDeps) {
   await app.register(healthRoute, { redis: deps.redis, workerNodes: deps.workerNodes });
   await app.register(metricsRoute, { redis: deps.redis, metrics: deps.metrics, readTokens });
   if (config.role !== 'worker') {
-    const ingest = new Ingest(deps.log, config.sites, deps.metrics, config.tagPrefixes, new TenantLimiter(config.tenantLimits), config.tenantLimits);
+    const ingest = new Ingest(deps.log, config.sites, deps.metrics, config.tagPrefixes, new TenantLimiter(config.tenantLimits), config.tenantLimits, {
+      maxItems: config.maxUrlsPerEvent,
+      maxBytes: config.maxEventBytes,
+    });
     await app.register(eventsRoute, { ingest, secrets: config.webhookSecrets, toleranceS: config.timestampToleranceS, metrics: deps.metrics });
     await app.register(purgeRoute, { ingest, token: config.operatorToken, metrics: deps.metrics });
     await app.register(receiptsRoute, { log: deps.log, liveNodeMaxAgeMs: Math.max(10_000, config.pollMs * 5), readTokens });

@@ -2,13 +2,14 @@
 import type { Logger } from 'pino';
 import type { CoalesceOptions } from './coalesce.js';
 import { planBatch } from './delivery-plan.js';
+import { eventRef } from './event-model.js';
 import type { Metrics } from './metrics.js';
 import type { NodeSender } from './node-sender.js';
 import type { LogEntry } from './stream-log.js';
 import { SendError } from './varnish-client.js';
 
 export interface Applied {
-  /** event id → receipt JSON (main lane only; repeat lanes write no receipts) */
+  /** eventRef(site, id) → receipt JSON (main lane only; repeat lanes write no receipts) */
   results: Map<string, string>;
   /** when the node last refused a connection while this batch was retried */
   lastRefusedAt: number | undefined;
@@ -38,19 +39,21 @@ export async function applyBatch(ctx: BatchContext, entries: LogEntry[], lane: s
   if (!sent) return undefined;
   const invalidated = new Map<string, number>();
   const failed = new Map<string, string>();
-  for (const [id, reason] of unplannable) failed.set(id, reason);
+  // (keyed by site and id: two sites may use the same event id)
+  for (const [ref, reason] of unplannable) failed.set(ref, reason);
   plan.requests.forEach((req, i) => {
     const r = sent.results[i]!;
     for (const id of req.eventIds) {
-      if (r instanceof SendError) failed.set(id, r.message);
-      else invalidated.set(id, (invalidated.get(id) ?? 0) + r.invalidated);
+      const ref = eventRef(req.site, id);
+      if (r instanceof SendError) failed.set(ref, r.message);
+      else invalidated.set(ref, (invalidated.get(ref) ?? 0) + r.invalidated);
     }
   });
   const results = new Map<string, string>();
   const at = new Date().toISOString();
   if (lane === 'main') {
     for (const e of entries) {
-      const id = e.event.id;
+      const id = eventRef(e.event.site, e.event.id);
       const err = failed.get(id);
       results.set(id, JSON.stringify(err ? { s: 'failed', t: at, e: err } : { s: 'applied', t: at, i: invalidated.get(id) ?? 0 }));
     }

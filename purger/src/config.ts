@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { normalizeSite, SITE_PATTERN } from './normalize.js';
 import { parseSecret, type WebhookSecret } from './signature.js';
+import { memoryFitProblem } from './memory-fit.js';
 import type { TenantLimits } from './tenant-limiter.js';
 import { overlappingNamespaces, parseNamespace } from './tag-namespace.js';
 
@@ -56,6 +57,14 @@ export interface Config {
   pollMs: number;
   timestampToleranceS: number;
   bodyLimit: number;
+  /** most URLs (urls/prefix) or keys (tags) in one event; beyond it 413 */
+  maxUrlsPerEvent: number;
+  /** most bytes of one event's JSON; beyond it 413 */
+  maxEventBytes: number;
+  /** PURGER_REDIS_MAXMEMORY: the memory the start check sizes the caps against instead of Redis's maxmemory */
+  redisMaxmemory: number | undefined;
+  /** how often the log is trimmed by age and length outside the append script (also while Redis is full) */
+  trimIntervalMs: number;
   /** per-site ingest caps (webhook route); perS 0 = unlimited */
   tenantLimits: TenantLimits;
   logLevel: string;
@@ -72,8 +81,8 @@ export interface RedisSentinel {
 /** Measured Redis cost of one log entry (a typical event; docs: purger/README.md). */
 export const LOG_ENTRY_BYTES = 300;
 /**
- * Default memory budget of the log: 64 MiB ≈ 220,000 entries. With the stack's maxmemory of
- * 512 MB this leaves ~440 MB for receipts (~0.8 KB each for 24 h: 5 events/s sustained is ~350 MB).
+ * Default memory budget of the log: 64 MiB ≈ 220,000 typical entries. What bounds Redis memory
+ * is the per-site caps, checked against maxmemory at start (memory-fit.ts).
  */
 export const DEFAULT_LOG_MAX_BYTES = 64 * 1024 * 1024;
 
@@ -361,11 +370,19 @@ export function loadConfig(env: Env = process.env): Config {
     pollMs: int('PURGER_POLL_MS', 1000, 10, 60_000),
     timestampToleranceS: int('PURGER_TIMESTAMP_TOLERANCE_S', 300, 1, 3600),
     bodyLimit: int('PURGER_BODY_LIMIT', 1_048_576, 1024, 16 * 1_048_576),
+    // The plugin sends at most 1000 URLs or keys per event (Event_Builder::MAX_ITEMS).
+    maxUrlsPerEvent: int('PURGER_MAX_URLS_PER_EVENT', 1000, 1, 100_000),
+    maxEventBytes: int('PURGER_MAX_EVENT_BYTES', 262_144, 1024, 16 * 1_048_576),
+    redisMaxmemory: env.PURGER_REDIS_MAXMEMORY?.trim() ? int('PURGER_REDIS_MAXMEMORY', 0, 0, Number.MAX_SAFE_INTEGER) : undefined,
+    trimIntervalMs: int('PURGER_TRIM_INTERVAL_MS', 10_000, 100, 3_600_000),
     tenantLimits: {
-      // Sized with Redis memory: an event costs ~1.1 KB (log entry + receipt with two nodes'
-      // results) for PURGER_DEDUPE_TTL_S (24 h), so 5 events/s sustained is ~470 MB a day.
-      events: { perS: int('PURGER_TENANT_EVENTS_PER_S', 5, 0, 1_000_000), burst: int('PURGER_TENANT_EVENTS_BURST', 20_000, 1, 100_000_000) },
-      bytes: { perS: int('PURGER_TENANT_BYTES_PER_S', 16_384, 0, 1_073_741_824), burst: int('PURGER_TENANT_BYTES_BURST', 16_777_216, 1, 17_179_869_184) },
+      // Sized with Redis memory (memory-fit.ts checks it at start): per site, at most 86,400
+      // events a day + the 20,000 burst (receipt and dedupe key ~0.9 KB each for
+      // PURGER_DEDUPE_TTL_S: 88 MiB) and 1 KiB/s of bodies + the 8 MiB burst in the log for
+      // PURGER_STREAM_MAX_AGE_S (with 256 B per entry: 123 MiB): ~211 MiB a site, so two sites
+      // fit 90 % of the stack's maxmemory 512mb (461 MiB).
+      events: { perS: int('PURGER_TENANT_EVENTS_PER_S', 1, 0, 1_000_000), burst: int('PURGER_TENANT_EVENTS_BURST', 20_000, 1, 100_000_000) },
+      bytes: { perS: int('PURGER_TENANT_BYTES_PER_S', 1024, 0, 1_073_741_824), burst: int('PURGER_TENANT_BYTES_BURST', 8_388_608, 1, 17_179_869_184) },
     },
     logLevel,
     shutdownTimeoutMs: int('PURGER_SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -378,6 +395,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`PURGER_TENANT_BYTES_BURST: must be at least PURGER_BODY_LIMIT (${config.bodyLimit}), or the largest accepted body could never pass`);
   }
   if (config.retryMaxMs < config.retryBaseMs) problems.push('PURGER_RETRY_MAX_MS: must be >= PURGER_RETRY_BASE_MS');
+  // With PURGER_REDIS_MAXMEMORY the fit is checked here; else at start against Redis's maxmemory.
+  if (problems.length === 0 && ingest && config.redisMaxmemory !== undefined && config.redisMaxmemory > 0) {
+    const misfit = memoryFitProblem(config, config.redisMaxmemory, 'PURGER_REDIS_MAXMEMORY');
+    if (misfit !== undefined) problems.push(misfit);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

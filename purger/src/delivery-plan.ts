@@ -1,10 +1,11 @@
 // Plans a batch of log entries into requests once per batch, setting aside events that cannot be planned.
 import { coalesce, type CoalesceOptions, type Plan } from './coalesce.js';
+import { eventRef } from './event-model.js';
 import type { LogEntry } from './stream-log.js';
 
 export interface DeliveryPlan {
   plan: Plan;
-  /** event id → why it cannot be sent (its receipt says failed) */
+  /** eventRef(site, id) → why it cannot be sent (its receipt says failed) */
   unplannable: Map<string, string>;
 }
 
@@ -40,14 +41,14 @@ function planUncached(entries: LogEntry[], options: CoalesceOptions): DeliveryPl
         coalesce([e], opts);
         return true;
       } catch (err) {
-        unplannable.set(e.id, `cannot be sent to Varnish: ${err instanceof Error ? err.message : String(err)}`);
+        unplannable.set(eventRef(e.site, e.id), `cannot be sent to Varnish: ${err instanceof Error ? err.message : String(err)}`);
         return false;
       }
     });
     try {
       return { plan: coalesce(ok, opts), unplannable };
     } catch (err) {
-      for (const e of ok) unplannable.set(e.id, `cannot be sent to Varnish: ${err instanceof Error ? err.message : String(err)}`);
+      for (const e of ok) unplannable.set(eventRef(e.site, e.id), `cannot be sent to Varnish: ${err instanceof Error ? err.message : String(err)}`);
       return { plan: { requests: [], escalations: [] }, unplannable };
     }
   }

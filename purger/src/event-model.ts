@@ -31,6 +31,14 @@ export interface StoredEvent {
   acceptedAt: number;
 }
 
+/**
+ * Where an event's receipt and dedupe key live: ids are unique per site, not globally (issue
+ * 22). `/` is in neither a site nor an id, so `<site>/<id>` cannot be read two ways.
+ */
+export function eventRef(site: string, id: string): string {
+  return `${site}/${id}`;
+}
+
 export interface FieldError {
   field: string;
   message: string;

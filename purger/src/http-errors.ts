@@ -61,7 +61,10 @@ export function errorHandler(this: unknown, err: FastifyError, request: FastifyR
   }
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      void reply.code(413).send({ error: 'too_large', message: 'request body is larger than the limit (1 MiB by default); split the batch' });
+      void reply.code(413).send({
+        error: 'too_large',
+        message: `request body is larger than the limit: at most ${(request.routeOptions.bodyLimit ?? 1_048_576).toLocaleString('en-US')} bytes (PURGER_BODY_LIMIT); nothing was stored, split the batch`,
+      });
       return;
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       void reply.code(415).send({ error: 'unsupported_media_type', message: 'Content-Type must be application/json' });

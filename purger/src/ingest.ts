@@ -13,6 +13,36 @@ export interface IngestResult {
   duplicates: string[];
 }
 
+/** What one event may carry (PURGER_MAX_URLS_PER_EVENT, PURGER_MAX_EVENT_BYTES). */
+export interface EventLimits {
+  maxItems: number;
+  maxBytes: number;
+}
+
+const num = (n: number): string => n.toLocaleString('en-US');
+
+/** The 413 for an event over its size caps, or undefined. Checked before anything is stored. */
+export function oversizedEvent(e: InputEvent, index: number, limits: EventLimits): HttpError | undefined {
+  const items = e.urls ?? e.tags;
+  if (items && items.length > limits.maxItems) {
+    const what = e.urls ? 'URLs' : 'keys';
+    return new HttpError(
+      413, 'event_too_large',
+      `event ${index} carries ${num(items.length)} ${what}; at most ${num(limits.maxItems)} per event (PURGER_MAX_URLS_PER_EVENT). Nothing was stored; split it into several events`,
+      `/events/${index}/${e.urls ? 'urls' : 'tags'}`,
+    );
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(e));
+  if (bytes > limits.maxBytes) {
+    return new HttpError(
+      413, 'event_too_large',
+      `event ${index} is ${num(bytes)} bytes of JSON; at most ${num(limits.maxBytes)} per event (PURGER_MAX_EVENT_BYTES). Nothing was stored; split it into several events`,
+      `/events/${index}`,
+    );
+  }
+  return undefined;
+}
+
 export class Ingest {
   private readonly sites: Set<string>;
 
@@ -23,6 +53,7 @@ export class Ingest {
     private readonly tagPrefixes: Map<string, string> = new Map(),
     private readonly limiter?: TenantLimiter,
     private readonly limits?: TenantLimits,
+    private readonly eventLimits: EventLimits = { maxItems: 1000, maxBytes: 262_144 },
   ) {
     this.sites = new Set(sites);
     if (limiter) metrics.sources.tenantBudget = () => limiter.remaining();
@@ -37,6 +68,15 @@ export class Ingest {
     if (!this.sites.has(body.site)) {
       this.metrics.eventsReceived.inc({ outcome: 'forbidden' }, n);
       throw new HttpError(403, 'forbidden_site', `site "${body.site}" is not in this purger's allow-list (PURGER_SITES)`, '/site');
+    }
+    // Sizes first, for the whole batch: one oversized event refuses the request, nothing stored.
+    for (let i = 0; i < n; i++) {
+      const tooLarge = oversizedEvent(body.events[i]!, i, this.eventLimits);
+      if (tooLarge) {
+        this.metrics.eventsReceived.inc({ outcome: 'too_large' }, n);
+        logger.warn({ messageId, site: body.site, event: i, reason: tooLarge.message }, 'event over its size cap: 413');
+        throw tooLarge;
+      }
     }
     const now = Date.now();
     const stored: StoredEvent[] = [];

@@ -16,7 +16,14 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const service = await startService(config, logger);
+  const configFailure = (err: ConfigError): never => {
+    process.stderr.write(`purger: ${err.message}\n`);
+    process.exit(2);
+  };
+  const service = await startService(config, logger, { onFatal: configFailure }).catch((err: unknown) => {
+    if (err instanceof ConfigError) return configFailure(err);
+    throw err;
+  });
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {

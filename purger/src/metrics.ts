@@ -78,7 +78,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     }),
     eventsReceived: new Counter({
       name: 'purger_events_received_total',
-      help: 'Events received by the API, by outcome (accepted, duplicate, invalid, unauthorized, forbidden, rate_limited, unavailable, unreplicated, redis_full)',
+      help: 'Events received by the API, by outcome (accepted, duplicate, invalid, unauthorized, forbidden, rate_limited, unavailable, unreplicated, redis_full, too_large)',
       labelNames: ['outcome'] as const,
       registers: r,
     }),

@@ -15,9 +15,12 @@ const EventFields = {
     description: 'urls: exact pages; tags: xkey surrogate keys; prefix: every URL under a path; all: the whole site',
   }),
   urls: Type.Optional(
-    Type.Array(Type.String({ minLength: 1, maxLength: 2048, pattern: URL_PATTERN }), { minItems: 1, maxItems: 1000 }),
+    Type.Array(Type.String({ minLength: 1, maxLength: 2048, pattern: URL_PATTERN }), {
+      minItems: 1,
+      description: 'at most PURGER_MAX_URLS_PER_EVENT (default 1000); beyond it 413',
+    }),
   ),
-  tags: Type.Optional(Type.Array(Type.String({ pattern: TAG_PATTERN }), { minItems: 1, maxItems: 1000 })),
+  tags: Type.Optional(Type.Array(Type.String({ pattern: TAG_PATTERN }), { minItems: 1, description: 'at most PURGER_MAX_URLS_PER_EVENT (default 1000); beyond it 413' })),
   soft: Type.Optional(Type.Boolean({ default: false })),
   reason: Type.Optional(Type.String({ maxLength: 500 })),
 };
@@ -64,6 +67,15 @@ export const ErrorReply = Type.Object({
   message: Type.String(),
   field: Type.Optional(Type.String()),
 });
+
+/** 413: the body (PURGER_BODY_LIMIT) or one event (PURGER_MAX_URLS_PER_EVENT, PURGER_MAX_EVENT_BYTES) is too large; nothing stored */
+export const TooLarge = Type.Object(
+  { error: Type.String({ description: 'too_large (body) or event_too_large' }), message: Type.String(), field: Type.Optional(Type.String()) },
+  {
+    description:
+      'Too large, nothing stored: the body is over PURGER_BODY_LIMIT (error too_large), or one event carries more URLs/keys than PURGER_MAX_URLS_PER_EVENT or more JSON bytes than PURGER_MAX_EVENT_BYTES (error event_too_large, field names the event). The message names the limit and its value; split the batch or the event',
+  },
+);
 
 export const SignedHeaders = Type.Object({
   'webhook-id': Type.Optional(Type.String()),

@@ -3,7 +3,9 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { buildApp, type App } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { LogTrimmer } from './log-trimmer.js';
+import { memoryFitProblem } from './memory-fit.js';
 import type { Resolver } from './discovery.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createRedis, redisTarget } from './redis-connection.js';
@@ -21,7 +23,18 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(config: Config, logger: Logger, opts: { defaultMetrics?: boolean; resolver?: Resolver } = {}): Promise<Service> {
+export interface ServiceOptions {
+  defaultMetrics?: boolean;
+  resolver?: Resolver;
+  /** the caps turned out not to fit Redis's maxmemory once Redis, unreachable at start, answered (main: exit 2) */
+  onFatal?: (err: ConfigError) => void;
+}
+
+/**
+ * Starts the configured role. Rejects with a ConfigError (nothing left running) when the per-site
+ * caps cannot fit Redis's maxmemory (memory-fit.ts).
+ */
+export async function startService(config: Config, logger: Logger, opts: ServiceOptions = {}): Promise<Service> {
   const metrics = createMetrics({ defaults: opts.defaultMetrics ?? true });
   metrics.redisConnected.set(0);
   const redis = createRedis(config, logger, metrics, 'cmd');
@@ -41,6 +54,28 @@ export async function startService(config: Config, logger: Logger, opts: { defau
   await writer?.connect().catch(() => undefined);
   if (redis.status === 'ready') await warnIfNotPersistent(redis, logger);
   if (redis.status === 'ready') await warnIfNoMaxmemory(redis, logger);
+  if (config.role !== 'worker' && config.redisMaxmemory === undefined) {
+    if (redis.status === 'ready') {
+      const misfit = await memoryMisfit(config, log);
+      if (misfit) {
+        redis.disconnect();
+        writer?.disconnect();
+        throw misfit;
+      }
+    } else {
+      // Checked once Redis answers; a misfit then stops the process like at start.
+      redis.once('ready', () => {
+        void memoryMisfit(config, log).then((misfit) => {
+          if (!misfit) return;
+          logger.fatal({ err: misfit.message }, 'the per-site caps do not fit Redis maxmemory');
+          opts.onFatal?.(misfit);
+        });
+      });
+    }
+  }
+  // Every role trims: at maxmemory the appends (and their trim) are refused.
+  const trimmer = new LogTrimmer(log, config.trimIntervalMs, logger);
+  trimmer.start();
 
   let worker: Worker | undefined;
   let subscriber: Redis | undefined;
@@ -62,12 +97,26 @@ export async function startService(config: Config, logger: Logger, opts: { defau
       // Varnish finish; the rest stays in the log for the next start), then Redis.
       await app.close();
       await worker?.stop();
+      await trimmer.stop();
       await Promise.allSettled([redis.quit(), subscriber?.quit(), writer?.quit()]);
       redis.disconnect();
       writer?.disconnect();
       subscriber?.disconnect();
     })());
   return { app, worker, redis, metrics, log, url, close };
+}
+
+/** The fit of the caps against Redis's maxmemory (INFO memory: readable where CONFIG is disabled); 0 = none set, nothing to check. */
+async function memoryMisfit(config: Config, log: StreamLog): Promise<ConfigError | undefined> {
+  let maxBytes: number;
+  try {
+    maxBytes = (await log.memory()).maxBytes;
+  } catch {
+    return undefined; // Redis went away again; the 503s say so
+  }
+  if (maxBytes === 0) return undefined;
+  const problem = memoryFitProblem(config, maxBytes, 'Redis maxmemory');
+  return problem === undefined ? undefined : new ConfigError([`${problem} (or set PURGER_REDIS_MAXMEMORY to the memory the purger may use)`]);
 }
 
 async function warnIfNotPersistent(redis: Redis, logger: Logger): Promise<void> {

@@ -2,7 +2,7 @@
 // Appending is one Lua script, so dedupe, log entry, receipt and publish happen together or not
 // at all. Workers read the stream from per-node cursors.
 import type { Redis, Result } from 'ioredis';
-import type { StoredEvent } from './event-model.js';
+import { eventRef, type StoredEvent } from './event-model.js';
 
 export interface LogEntry {
   streamId: string;
@@ -83,10 +83,14 @@ return res
 // cursor is still where this worker read from (ARGV[5]); else -1 and nothing is written: after a
 // Redis failover (or a restart that lost its last second) the cursor in Redis can be behind the
 // worker's, and the receipts of what the worker committed in between are gone with it.
+// KEYS[2..n+1] are the receipts (`evt:<site>/<id>`), KEYS[n+2..2n+1] the same events' receipts
+// as written before ids were scoped by site (`evt:<id>`), used when only that one exists.
 const COMMIT = `
 if redis.call('HGET', KEYS[1], 'cursor') ~= ARGV[5] then return -1 end
-for i = 2, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HSET', KEYS[i], ARGV[1], ARGV[i + 4]) end
+local n = (#KEYS - 1) / 2
+for i = 2, n + 1 do
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HSET', KEYS[i], ARGV[1], ARGV[i + 4])
+  elseif redis.call('EXISTS', KEYS[i + n]) == 1 then redis.call('HSET', KEYS[i + n], ARGV[1], ARGV[i + 4]) end
 end
 redis.call('HSET', KEYS[1], 'cursor', ARGV[2], 'seq', ARGV[3], 'updated', ARGV[4])
 return #KEYS
@@ -167,7 +171,13 @@ export class StreamLog {
     }
   }
 
-  eventKey(id: string): string {
+  /** an event's receipt and dedupe key: per site (`ref` = eventRef(site, id)) */
+  eventKey(ref: string): string {
+    return `${this.prefix}:evt:${ref}`;
+  }
+
+  /** where receipts were before ids were scoped by site (read, and completed, for compatibility) */
+  legacyEventKey(id: string): string {
     return `${this.prefix}:evt:${id}`;
   }
 
@@ -184,7 +194,8 @@ export class StreamLog {
    */
   async append(messageId: string, site: string, events: StoredEvent[]): Promise<AppendResult> {
     const minId = `${Date.now() - this.opts.maxAgeS * 1000}-0`;
-    const keys = [this.stream, this.seqKey, `${this.prefix}:msg:${messageId}`, this.sitesKey, ...events.map((e) => this.eventKey(e.id))];
+    // Webhook ids and event ids are deduplicated per site: another site's ids never collide.
+    const keys = [this.stream, this.seqKey, `${this.prefix}:msg:${eventRef(site, messageId)}`, this.sitesKey, ...events.map((e) => this.eventKey(eventRef(site, e.id)))];
     const args = [
       this.opts.dedupeTtlS, this.opts.maxLen, minId, this.channel, site,
       ...events.map((e) => JSON.stringify(e)),
@@ -208,6 +219,26 @@ export class StreamLog {
       }
     });
     return { newMessage: true, accepted, duplicates };
+  }
+
+  /**
+   * Trims the log by age (MINID) and length (MAXLEN), outside the append script. Plain XTRIM,
+   * which Redis runs at maxmemory (it frees memory; the append script is refused there, so a log
+   * trimmed only by appends would stay full for ever). Approximate (`~`: whole stream nodes,
+   * cheap); each call removes at most ~10,000 entries, so it repeats while there is more.
+   * Returns how many entries were removed.
+   */
+  async trim(now = Date.now()): Promise<number> {
+    const minId = `${now - this.opts.maxAgeS * 1000}-0`;
+    let removed = 0;
+    for (const [strategy, threshold] of [['MINID', minId], ['MAXLEN', this.opts.maxLen]] as const) {
+      for (let i = 0; i < 100; i++) {
+        const n = Number(await this.redis.call('XTRIM', this.stream, strategy, '~', threshold));
+        removed += n;
+        if (n === 0) break;
+      }
+    }
+    return removed;
   }
 
   async sites(): Promise<string[]> {
@@ -335,16 +366,38 @@ export class StreamLog {
    * a pipeline whose script load failed (Redis at maxmemory) would otherwise fail for ever.
    */
   async commitBatch(node: string, results: Map<string, string>, cursor: string, seq: number, readFrom: string): Promise<boolean> {
-    const ids = [...results.keys()];
+    const refs = [...results.keys()];
     const n = await this.redis.purgerCommit(
-      ids.length + 1, this.nodeKey(node), ...ids.map((id) => this.eventKey(id)),
-      `n:${node}`, cursor, seq, Date.now(), readFrom, ...ids.map((id) => results.get(id)!),
+      refs.length * 2 + 1, this.nodeKey(node), ...refs.map((ref) => this.eventKey(ref)),
+      ...refs.map((ref) => this.legacyEventKey(ref.slice(ref.indexOf('/') + 1))),
+      `n:${node}`, cursor, seq, Date.now(), readFrom, ...refs.map((ref) => results.get(ref)!),
     );
     return Number(n) !== -1;
   }
 
-  async receipt(id: string): Promise<Record<string, string>> {
-    return this.redis.hgetall(this.eventKey(id));
+  /**
+   * The receipts of event `id`: of that site when `site` is given, else of every site that ever
+   * sent events (ids are unique per site, so several sites can have one). A receipt written
+   * before ids were scoped by site is found too (its site is in its `m` field).
+   */
+  async receipts(id: string, site?: string): Promise<{ site: string; fields: Record<string, string> }[]> {
+    const sites = site !== undefined ? [site] : (await this.sites()).sort();
+    const p = this.redis.pipeline();
+    for (const s of sites) p.hgetall(this.eventKey(eventRef(s, id)));
+    p.hgetall(this.legacyEventKey(id));
+    const res = (await p.exec()) ?? [];
+    for (const [err] of res) if (err) throw err;
+    const found: { site: string; fields: Record<string, string> }[] = [];
+    sites.forEach((s, i) => {
+      const h = res[i]![1] as Record<string, string>;
+      if (h.s) found.push({ site: s, fields: h });
+    });
+    const legacy = res[sites.length]![1] as Record<string, string>;
+    if (legacy.s) {
+      const legacySite = (JSON.parse(legacy.m ?? legacy.e ?? '{}') as { site?: string }).site ?? '';
+      if ((site === undefined || legacySite === site) && !found.some((f) => f.site === legacySite)) found.push({ site: legacySite, fields: legacy });
+    }
+    return found;
   }
 
   /** The event at one stream id, while the log still has it (receipts show its reason). */

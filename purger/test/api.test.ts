@@ -95,13 +95,18 @@ describe('POST /v1/events validation', () => {
     ['tags on a urls event', { site: SITE, events: [{ ...urlEvent(['/a/']), tags: ['x'] }] }, '/events/0/tags', /takes urls, not tags/],
     ['an unknown kind', { site: SITE, events: [{ ...urlEvent(['/a/']), kind: 'everything' }] }, '/events/0/kind', /./],
     ['501 events', { site: SITE, events: Array.from({ length: 501 }, () => tagEvent(['k'])) }, '/events', /at most 500/],
-    ['1001 tags', { site: SITE, events: [tagEvent(Array.from({ length: 1001 }, (_, i) => `k${i}`))] }, '/events/0/tags', /at most 1000/],
     ['a site that is not normalized', { site: 'Example.TEST', events: [tagEvent(['k'])] }, '/site', /normalized host/],
   ])('400 for %s, naming the field', async (_name, body, field, message) => {
     const r = await inject(body);
     expect(r.statusCode).toBe(400);
     expect(r.json()).toMatchObject({ error: 'invalid', field });
     expect(r.json().message).toMatch(message);
+  });
+
+  it('413 for more than PURGER_MAX_URLS_PER_EVENT (default 1000) tags, naming the event and the setting (was a 400 before the cap became a setting)', async () => {
+    const r = await inject({ site: SITE, events: [tagEvent(Array.from({ length: 1001 }, (_, i) => `k${i}`))] });
+    expect(r.statusCode).toBe(413);
+    expect(r.json()).toMatchObject({ error: 'event_too_large', field: '/events/0/tags', message: expect.stringContaining('event 0 carries 1,001 keys; at most 1,000 per event (PURGER_MAX_URLS_PER_EVENT)') });
   });
 
   it('400 for invalid JSON (after the signature is checked)', async () => {
@@ -130,7 +135,7 @@ describe('POST /v1/events validation', () => {
     const r = await inject({ site: SITE, events: [good, { ...urlEvent([]), urls: ['https://evil.test/'] }] });
     expect(r.statusCode).toBe(400);
     expect(await redis.xlen('purger:log')).toBe(before);
-    expect(await redis.exists(`purger:evt:${good.id}`)).toBe(0);
+    expect(await redis.exists(`purger:evt:${SITE}/${good.id}`)).toBe(0);
   });
 });
 

@@ -37,7 +37,7 @@ it('re-applies and records the events whose commits Redis lost, when its cursor 
   for (const e of lost) await appliedEverywhere(svc, e.id, 1);
   // What a failover to a replica that missed the last commit looks like:
   await redis.hset(key, 'cursor', saved[0]!, 'seq', saved[1]!);
-  for (const e of lost) await redis.hdel(`purger:evt:${e.id}`, `n:${node}`);
+  for (const e of lost) await redis.hdel(`purger:evt:${SITE}/${e.id}`, `n:${node}`);
 
   const next = urlEvent(['/rollback/4/']);
   expect((await postEvents(svc.url, { site: SITE, events: [next] })).status).toBe(202);

@@ -26,7 +26,7 @@ async function appendRaw(payload: string, receiptOf?: { id: string }): Promise<s
   const seq = await redis.incr('purger:seq');
   // The receipt exists before the entry, as the append script makes them (a worker may read the
   // entry at once, and results are only written into receipts that exist).
-  const key = receiptOf ? `purger:evt:${receiptOf.id}` : undefined;
+  const key = receiptOf ? `purger:evt:${SITE}/${receiptOf.id}` : undefined;
   if (key) await redis.hset(key, { n: seq, m: JSON.stringify({ site: SITE, kind: 'prefix', soft: false, acceptedAt: Date.now() }) });
   const sid = (await redis.xadd('purger:log', '*', 'e', payload, 'n', String(seq)))!;
   if (key) await redis.hset(key, 's', sid);

@@ -105,7 +105,7 @@ describe('receipts', () => {
     const svc2 = await stack.service({ PURGER_ROLE: 'ingest', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0' });
     const payload = JSON.stringify({ site: SITE, events: [e] });
     expect((await svc2.app.inject({ method: 'POST', url: '/v1/events', headers: signedHeaders(payload), payload })).statusCode).toBe(202);
-    const h = await redis.hgetall(`purger:evt:${e.id}`);
+    const h = await redis.hgetall(`purger:evt:${SITE}/${e.id}`);
     expect(Object.keys(h).sort()).toEqual(['m', 'n', 's']);
     expect(JSON.stringify(h)).not.toContain('/private/path/');
     expect(JSON.stringify(h)).not.toContain('alice');
@@ -127,7 +127,8 @@ describe('Redis memory', () => {
   });
 
   it('at maxmemory (noeviction) answers 503 with Retry-After, stores nothing, and stores the retried batch once Redis has room', async () => {
-    const s = await stack.service({ PURGER_ROLE: 'ingest', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0' });
+    // (no caps: PURGER_REDIS_MAXMEMORY=0 skips the start check against the 1gb set above)
+    const s = await stack.service({ PURGER_ROLE: 'ingest', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_REDIS_MAXMEMORY: '0' });
     await redis.config('SET', 'maxmemory-policy', 'noeviction');
     await redis.config('SET', 'maxmemory', '1');
     try {
@@ -140,7 +141,7 @@ describe('Redis memory', () => {
       expect(full.headers['retry-after']).toBe('30');
       expect(full.json()).toMatchObject({ error: 'storage_full', message: expect.stringContaining('out of memory') });
       expect(await redis.get('purger:seq')).toBe(seq);
-      expect(await redis.exists('purger:msg:msg_oom_retry', `purger:evt:${e.id}`)).toBe(0);
+      expect(await redis.exists(`purger:msg:${SITE}/msg_oom_retry`, `purger:evt:${SITE}/${e.id}`)).toBe(0);
       expect(await counter(s, 'purger_events_received_total', { outcome: 'redis_full' })).toBe(1);
       await redis.config('SET', 'maxmemory', '0');
       // The sender's retry (same webhook id, same body) is stored: nothing was lost.

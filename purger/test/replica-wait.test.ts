@@ -40,7 +40,7 @@ describe('PURGER_REDIS_MIN_REPLICAS=1', () => {
     const e = urlEvent(['/wait/ok/']);
     const r = await post(svc, JSON.stringify({ site: SITE, events: [e] }), `msg_wait_ok_${Date.now()}`);
     expect(r.status).toBe(202);
-    expect(await replicaClient.exists(`purger:evt:${e.id}`)).toBe(1);
+    expect(await replicaClient.exists(`purger:evt:${SITE}/${e.id}`)).toBe(1);
     await stack.stopService(svc);
   });
 
@@ -66,7 +66,7 @@ describe('PURGER_REDIS_MIN_REPLICAS=1', () => {
     expect(again.status).toBe(202);
     expect(again.json).toEqual({ accepted: [], duplicates: [e.id] });
     expect(await primaryClient.xlen('purger:log')).toBe(lenBefore + 1);
-    expect(await replicaClient.exists(`purger:evt:${e.id}`)).toBe(1);
+    expect(await replicaClient.exists(`purger:evt:${SITE}/${e.id}`)).toBe(1);
     const nodes = await appliedEverywhere(svc, e.id, 1);
     expect(nodes.map((n) => n.state)).toEqual(['applied']);
     await stack.stopService(svc);

@@ -111,7 +111,7 @@ describe('a worker killed and restarted mid-burst', () => {
         await waitFor(`cursor of ${v.node} at the end`, async () => compareIds((await redis.hget(`purger:node:${v.node}`, 'cursor')) ?? '0-0', last) >= 0, 30_000);
       }
       const p = redis.pipeline();
-      for (const id of ids) for (const v of stack.varnishes) p.hget(`purger:evt:${id}`, `n:${v.node}`);
+      for (const id of ids) for (const v of stack.varnishes) p.hget(`purger:evt:${SITE}/${id}`, `n:${v.node}`);
       const results = ((await p.exec()) ?? []).map(([, v]) => JSON.parse(String(v)) as { s: string });
       expect(results).toHaveLength(ids.length * 2);
       expect(results.filter((r) => r.s !== 'applied')).toEqual([]);

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { HttpError } from '../http-errors.js';
 import type { Ingest } from '../ingest.js';
 import type { Metrics } from '../metrics.js';
-import { Accepted, ErrorReply, SignedHeaders, WebhookBody } from '../schemas.js';
+import { Accepted, ErrorReply, TooLarge, SignedHeaders, WebhookBody } from '../schemas.js';
 import { secretAllowsSite, verifySignature, type WebhookSecret } from '../signature.js';
 import { parseJsonBody } from './json-body.js';
 
@@ -24,7 +24,7 @@ export const eventsRoute: FastifyPluginAsyncTypebox<EventsRouteOptions> = async 
         summary: 'Content-change events from WordPress (Standard Webhooks signature)',
         headers: SignedHeaders,
         body: WebhookBody,
-        response: { 202: Accepted, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 413: ErrorReply, 415: ErrorReply, 429: ErrorReply, 503: ErrorReply },
+        response: { 202: Accepted, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 413: TooLarge, 415: ErrorReply, 429: ErrorReply, 503: ErrorReply },
       },
       // Authenticate the raw bytes before parsing or validating anything.
       preValidation: async (request) => {

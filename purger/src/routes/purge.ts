@@ -6,7 +6,7 @@ import { bearerMatches, bearerOf } from '../bearer.js';
 import { HttpError } from '../http-errors.js';
 import type { Ingest } from '../ingest.js';
 import type { Metrics } from '../metrics.js';
-import { Accepted, ErrorReply, OperatorBody } from '../schemas.js';
+import { Accepted, ErrorReply, TooLarge, OperatorBody } from '../schemas.js';
 import { parseJsonBody } from './json-body.js';
 
 export interface PurgeRouteOptions {
@@ -30,7 +30,7 @@ export const purgeRoute: FastifyPluginAsyncTypebox<PurgeRouteOptions> = async (a
         summary: 'Operator invalidation (bearer token); event id and time optional',
         headers: Type.Object({ authorization: Type.Optional(Type.String()) }),
         body: OperatorBody,
-        response: { 202: Accepted, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 413: ErrorReply, 415: ErrorReply, 503: ErrorReply },
+        response: { 202: Accepted, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 413: TooLarge, 415: ErrorReply, 503: ErrorReply },
       },
       preValidation: async (request) => {
         const raw = request.body as unknown;

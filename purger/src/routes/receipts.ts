@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { checkReadAccess } from '../bearer.js';
 import { HttpError } from '../http-errors.js';
 import type { StoredEvent } from '../event-model.js';
-import { ErrorReply, ID_PATTERN, ReadAuthHeaders, Receipt, type ReceiptT } from '../schemas.js';
+import { ErrorReply, ID_PATTERN, ReadAuthHeaders, Receipt, SITE_PATTERN_SRC, type ReceiptT } from '../schemas.js';
 import { compareIds, type ReceiptMeta, type StreamLog } from '../stream-log.js';
 
 export interface ReceiptsRouteOptions {
@@ -23,21 +23,32 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
         summary: 'Receipt: per node applied, pending, failed or skipped, with xkey/purge invalidation counts',
         headers: ReadAuthHeaders,
         params: Type.Object({ id: Type.String({ pattern: ID_PATTERN }) }),
-        response: { 200: Receipt, 400: ErrorReply, 401: ErrorReply, 404: ErrorReply, 503: ErrorReply },
+        querystring: Type.Object(
+          { site: Type.Optional(Type.String({ maxLength: 253, pattern: SITE_PATTERN_SRC, description: 'the site that sent the event: ids are unique per site' })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Receipt, 400: ErrorReply, 401: ErrorReply, 404: ErrorReply, 409: ErrorReply, 503: ErrorReply },
       },
       // onRequest, so an unauthenticated caller learns nothing, not even whether an id is valid.
       onRequest: async (request) => checkReadAccess(request.headers.authorization, opts.readTokens),
     },
     async (request) => {
-      let h: Record<string, string>;
+      const { id } = request.params;
+      const { site } = request.query;
+      let found: Awaited<ReturnType<typeof opts.log.receipts>>;
       let nodes: Awaited<ReturnType<typeof opts.log.liveNodes>>;
       try {
-        h = await opts.log.receipt(request.params.id);
+        found = await opts.log.receipts(id, site);
         nodes = await opts.log.liveNodes(opts.liveNodeMaxAgeMs);
       } catch {
         throw new HttpError(503, 'storage_unavailable', 'Redis is unreachable; try again later');
       }
-      if (!(h.m || h.e) || !h.s) throw new HttpError(404, 'not_found', `no event "${request.params.id}" (unknown, or older than the receipt retention)`);
+      // Event ids are unique per site: without ?site= the id must name one site's event.
+      if (found.length > 1) {
+        throw new HttpError(409, 'ambiguous', `sites ${found.map((f) => f.site).join(', ')} each sent an event "${id}"; ask for one with ?site=<site>`, '/site');
+      }
+      const h = found[0]?.fields ?? {};
+      if (!(h.m || h.e) || !h.s) throw new HttpError(404, 'not_found', `no event "${id}"${site !== undefined ? ` of site "${site}"` : ''} (unknown, or older than the receipt retention)`);
       const streamId = h.s;
       // (receipts written before receipts became small carry the whole event in `e`)
       const meta = JSON.parse(h.m ?? h.e!) as ReceiptMeta;
@@ -59,7 +70,7 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
         }
       }
       return {
-        id: request.params.id,
+        id,
         site: meta.site,
         kind: meta.kind,
         soft: meta.soft,
