@@ -36,7 +36,9 @@ include "./microcache/invalidate.vcl";  # PURGE, PURGEKEYS, BAN
 include "./microcache/forwarded.vcl";   # X-Forwarded-Proto and friends
 include "./microcache/bypass.vcl";      # personal traffic
 include "./microcache/static.vcl";      # assets
-include "./microcache/cors.vcl";        # Origin, public CORS
+include "./microcache/cors.vcl";        # public CORS
+include "./microcache/device.vcl";      # Vary: User-Agent by device class
+include "./microcache/origin-headers.vcl"; # allowlist of request headers on cacheable fetches
 include "./microcache/grace.vcl";       # stale copies
 include "./microcache/errors.vcl";      # origin errors
 include "./microcache/ttl.vcl";         # TTL, hit-for-miss
@@ -56,6 +58,7 @@ sub vcl_recv {
     call mc_static_recv;
     call mc_bypass_recv_personal;
     call mc_normalize_recv_cookies;
+    call mc_device_recv;
     call mc_grace_recv;
     return (hash);
 }
@@ -78,11 +81,12 @@ sub vcl_miss {
 
 sub vcl_backend_fetch {
     call mc_forwarded_backend_fetch;
-    call mc_cors_backend_fetch;
     call mc_plain_copy_backend_fetch;
     call mc_grace_backend_fetch;
     call mc_invalidate_backend_fetch;
     call mc_http10_backend_fetch;
+    call mc_device_backend_fetch;
+    call mc_origin_headers_backend_fetch;
 }
 
 sub vcl_backend_response {
@@ -93,6 +97,7 @@ sub vcl_backend_response {
     call mc_invalidate_backend_response_meta;
     call mc_errors_backend_response;
     call mc_normalize_backend_response;
+    call mc_device_backend_response;
     call mc_plain_copy_backend_response;
     call mc_invalidate_backend_response_inflight;
     call mc_static_backend_response;
@@ -108,6 +113,7 @@ sub vcl_deliver {
     call mc_debug_deliver;
     call mc_ttl_deliver;
     call mc_plain_copy_deliver;
+    call mc_device_deliver;
     call mc_invalidate_deliver;
     call mc_http10_deliver;
 }

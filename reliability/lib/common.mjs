@@ -115,18 +115,26 @@ export function varnishStat(workdir, fields) {
   return out;
 }
 
-/** One more varnishd in front of the stack's nginx, with the stack's own entry VCL. */
+/** One more varnishd in front of the stack's nginx, with the stack's own entry VCL; with
+ * `origin: 'HOST:PORT'`, the same entry VCL with its backends (probed one and twin) moved there. */
 export class VarnishNode {
-  constructor(env, name, port, { lurkerAge = '1' } = {}) {
-    Object.assign(this, { env, name, port, lurkerAge });
+  constructor(env, name, port, { lurkerAge = '1', origin = null } = {}) {
+    Object.assign(this, { env, name, port, lurkerAge, origin });
     this.workdir = join(env.dir, `rel-varnish-${name}`);
     this.node = `127.0.0.1:${port}`;
   }
 
   async start() {
     mkdirSync(this.workdir, { recursive: true });
+    let vcl = join(this.env.dir, 'conf/stack.vcl');
+    if (this.origin) {
+      const [host, port] = this.origin.split(':');
+      const text = readFileSync(vcl, 'utf8').replace(/\.host = "[^"]*";/g, `.host = "${host}";`).replace(/\.port = "[^"]*";/g, `.port = "${port}";`);
+      vcl = join(this.workdir, 'entry.vcl');
+      writeFileSync(vcl, text);
+    }
     this.child = spawn('varnishd', ['-F', '-n', this.workdir, '-a', this.node, '-T', '127.0.0.1:0',
-      '-f', join(this.env.dir, 'conf/stack.vcl'), '-p', `vcl_path=${join(this.env.repo, 'vcl')}:/usr/share/varnish/vcl`,
+      '-f', vcl, '-p', `vcl_path=${join(this.env.repo, 'vcl')}:/usr/share/varnish/vcl`,
       '-p', `ban_lurker_age=${this.lurkerAge}`, '-s', 'malloc,64m'], { stdio: 'ignore' });
     this.exited = new Promise((r) => this.child.once('exit', r));
     await until(`varnishd ${this.name} on ${this.port}`, () => portOpen(this.port), 30_000);

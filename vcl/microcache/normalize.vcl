@@ -1,8 +1,8 @@
 #
 # microcache/normalize.vcl: one page, one object. Host and URL are reduced to
 # one spelling (PURGE runs through the same steps, so it reaches the object),
-# leftover cookies are dropped, and Vary headers that would keep one copy per
-# browser build are ignored.
+# leftover cookies are dropped, and Vary: Origin is ignored (Vary: User-Agent
+# becomes one copy per device class: device.vcl).
 #
 
 import std;
@@ -53,16 +53,14 @@ sub mc_normalize_recv_cookies {
     unset req.http.Cookie;
 }
 
-# Vary: User-Agent would keep one copy per browser build; WordPress pages do
-# not depend on it. Vary: Origin is moot: cacheable requests reach the origin
-# without one (mc_cors_recv), and the answer is public (mc_cors_public).
+# Vary: Origin is moot: cacheable requests reach the origin without one (not in
+# the allowlist, origin-headers.vcl), and the answer is public (mc_cors_public).
+# Vary arrives on one line for mc_device_backend_response.
 sub mc_normalize_backend_response {
     std.collect(beresp.http.Vary);
-    if (beresp.http.Vary ~ "(?i)(User-Agent|Origin)") {
-        if (beresp.http.Vary ~ "(?i)(^|,)\s*Origin\s*(,|$)") {
-            call mc_cors_public;
-        }
-        set beresp.http.Vary = regsuball(beresp.http.Vary, "(?i)(^|,)\s*(User-Agent|Origin)\s*(?=,|$)", "");
+    if (beresp.http.Vary ~ "(?i)(^|,)\s*Origin\s*(,|$)") {
+        call mc_cors_public;
+        set beresp.http.Vary = regsuball(beresp.http.Vary, "(?i)(^|,)\s*Origin\s*(?=,|$)", "");
         set beresp.http.Vary = regsub(beresp.http.Vary, "^[\s,]+|[\s,]+$", "");
         if (beresp.http.Vary == "") {
             unset beresp.http.Vary;

@@ -10,6 +10,19 @@
 # see vcl/README.md, "Changing the policy".
 #
 
+import header;
+
+# Request headers a cacheable fetch (miss, refresh) sends the origin besides
+# Varnish's own (Host, User-Agent by device class, Accept-Encoding,
+# X-Forwarded-For, X-Forwarded-Proto, X-Varnish: origin-headers.vcl). Every
+# other header line arrives here prefixed "x-mc-drop: "; the names listed in
+# (?i)(...) get their own name back, the rest is removed. Accept: a REST or
+# image-format answer may depend on it (say Vary: Accept then). Add a name only
+# if the origin sends Vary on it, or every visitor shares the first one's answer.
+sub mc_policy_origin_headers {
+    header.regsub(bereq, "^x-mc-drop: (?=(?i)(accept)[ \t]*:)", "");
+}
+
 # TTL of a page that did not ask for one (no s-maxage, no Surrogate-Control).
 # One second turns a traffic spike into one origin request per URL per second.
 sub mc_policy_default_ttl {

@@ -10,15 +10,15 @@ sub mc_static_recv {
     }
 }
 
-# An asset the origin marks private or no-store (a plugin serving a member's
-# download, a generated per-visitor image) is not an asset for everyone: it
-# takes the page path (ttl.vcl), which keeps it out of the cache (hit-for-miss)
-# and leaves its Set-Cookie alone. Surrogate-Control, when present, speaks for
-# us instead of Cache-Control, as for pages.
+# An asset the origin marks private, no-store or no-cache (a plugin serving a
+# member's download, a generated per-visitor image or stylesheet) is not an
+# asset for everyone: it takes the page path (ttl.vcl), which keeps it out of
+# the cache (hit-for-miss; no-cache with Surrogate-Control: the default TTL at
+# most) and leaves its Set-Cookie alone, whatever Surrogate-Control says.
 sub mc_static_backend_response {
     if (bereq.http.x-mc-static && beresp.status == 200) {
         if (beresp.http.Surrogate-Control ~ "(?i)no-store" ||
-            (!beresp.http.Surrogate-Control && beresp.http.Cache-Control ~ "(?i)(private|no-store)")) {
+            beresp.http.Cache-Control ~ "(?i)(private|no-store|no-cache)") {
             return;
         }
         unset beresp.http.Set-Cookie;

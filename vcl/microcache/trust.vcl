@@ -4,6 +4,7 @@
 # and sees the cache state (debug.vcl).
 #
 
+import std;
 import var;
 
 # A relay (TLS terminator, proxy) in front adds forwarding headers: its address
@@ -16,12 +17,22 @@ import var;
 # "1.1 <identity> (Varnish/7.7)" or "(Vinyl-Cache/9.0)" before vcl_recv, after
 # any Via the client sent and a comma. Only that entry, alone and naming this
 # server, is ours; 7.1 adds none. Any other Via is a relay's.
-# A PROXY-protocol relay is transparent: client.ip is the real client.
+# A relay that adds no forwarding header is still a relay: a request on the
+# listen address named "https" came through the TLS terminator (client.ip is
+# the terminator's), and a PROXY header that names another peer than the
+# connection's own (client.ip or its port differ from remote.ip's) is a claim
+# anyone who reaches that port can make. Neither is trusted; the entry VCL can
+# vouch for its relays by their real address (remote.ip) with
+# var.set("mc_trusted_relay", "1"), which lets their invalidations through
+# (acl purgers on client.ip and the token still apply). These compares run
+# only for ACL addresses.
 # Trusted clients also see the cache state (X-Cache, X-Cache-Hits, Age...);
 # others only when the entry VCL sets var mc_debug_headers to "all".
 sub mc_trust_recv {
     if (req.restarts == 0) {
         if (client.ip ~ purgers &&
+            local.socket != "https" && client.ip == remote.ip &&
+            std.port(client.ip) == std.port(remote.ip) &&
             req.http.X-Forwarded-For !~ "," && !req.http.Forwarded &&
             !req.http.X-Real-IP && !req.http.True-Client-IP &&
             (!req.http.Via ||
