@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.." || exit 1
 source stack/lib.sh
 
 mode=${1:-}; shift || true
-QUICK=(hostile/local-privileges hostile/edge-acl hostile/purger-auth hostile/injection hostile/plugin-admin faults/origin-down faults/redis-down faults/worker-kill faults/node-down faults/node-backlog-gone faults/blackhole-node faults/mariadb-restart)
+QUICK=(hostile/local-privileges hostile/origin-hardening hostile/origin-headers hostile/edge-acl hostile/purger-auth hostile/injection hostile/store-fill hostile/plugin-admin faults/origin-down faults/redis-down faults/worker-kill faults/node-down faults/node-backlog-gone faults/blackhole-node faults/mariadb-restart)
 CHAOS=(faults/origin-down faults/origin-hung faults/redis-down faults/worker-kill faults/node-down faults/node-backlog-gone faults/blackhole-node faults/mariadb-restart faults/sentinel-failover)
 case $mode in
 quick) checks=("${@:-${QUICK[@]}}") ;;

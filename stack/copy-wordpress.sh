@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: stack/copy-wordpress.sh SOURCE DEST
+# Usage: stack/copy-wordpress.sh [--core] SOURCE DEST
 #
 # Copies a WordPress tree (Debian's /usr/share/wordpress, or one scripts/fetch-wordpress.sh built)
 # into DEST as plain files: wp-config.php, .htaccess and wp-content/languages are left out (the
@@ -7,10 +7,14 @@
 # getID3) to other packages by *relative* symlinks, which break in any copy and leave the Media
 # Library blank; every link is therefore copied as the file it points to (tar -h). A link whose
 # target is missing stops the copy with its name, and the copy is checked for dangling links.
+# With --core, wp-content is left out too: the core alone, for a refresh of a site's tree
+# (stack/prepare-wordpress.sh refresh_core), which must never touch the site's wp-content.
 # The stack (stack/prepare-wordpress.sh), its image and the plugin's tests all copy through here.
 set -euo pipefail
 die() { echo "copy-wordpress: $*" >&2; exit 1; }
-[[ $# -eq 2 ]] || die "usage: $0 SOURCE DEST"
+skip=(--exclude=./wp-content/languages)
+if [[ ${1:-} == --core ]]; then skip=(--exclude=./wp-content); shift; fi
+[[ $# -eq 2 ]] || die "usage: $0 [--core] SOURCE DEST"
 src=${1%/} dest=${2%/}
 [[ -f $src/wp-settings.php ]] || die "$src/wp-settings.php is missing: no WordPress tree there (Debian: apt-get install wordpress)"
 
@@ -20,7 +24,7 @@ $dangling"
 
 mkdir -p "$dest"
 (cd "$src" && tar --dereference --exclude=./wp-config.php --exclude=./.htaccess \
-  --exclude=./wp-content/languages -cf - .) | (cd "$dest" && tar -xf -)
+  "${skip[@]}" -cf - .) | (cd "$dest" && tar -xf -)
 
 left=$(find "$dest" -xtype l -printf '%p\n')
 [[ -z $left ]] || die "the copy in $dest still has dangling links:

@@ -24,6 +24,10 @@ WP_SOURCE=${WP_SOURCE:-/usr/share/wordpress}   # the WordPress tree make up copi
 # Where each service listens and finds the others: loopback on this machine by default; the
 # compose images (stack/images/) set them to their own addresses.
 WEB_LISTEN=${WEB_LISTEN:-127.0.0.1:$WEB_PORT}
+# The addresses Varnish reaches the origin from: nginx believes X-Forwarded-For from these only
+# (space-separated addresses or CIDR ranges; compose: the varnish services' fixed addresses).
+WEB_TRUSTED_PROXIES=${WEB_TRUSTED_PROXIES-127.0.0.1}
+WEB_XMLRPC=${WEB_XMLRPC:-0}   # 1: nginx serves /xmlrpc.php (Jetpack, mobile apps, pingbacks)
 PURGER_URL=${PURGER_URL:-http://127.0.0.1:$PURGER_PORT}
 REDIS_BIND=${REDIS_BIND:-127.0.0.1}
 STACK_LOG_STDOUT=${STACK_LOG_STDOUT:-0}   # 1: services log to stdout/stderr (containers), not $LOG_DIR

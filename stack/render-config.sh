@@ -32,8 +32,23 @@ else
 fi
 
 # nginx: serves the WordPress tree on $WEB_LISTEN (127.0.0.1:$WEB_PORT), PHP through php-fpm's socket.
+# The client's address: from X-Forwarded-For (Varnish sends the client's, last in the list) only
+# when the request comes from Varnish's own address (WEB_TRUSTED_PROXIES: 127.0.0.1 natively,
+# the varnish services' fixed addresses in compose); anyone else keeps its own address whatever
+# it sends. WordPress's comment flood checks and login lockouts then count per client.
+# Refused: PHP under wp-content/uploads (an uploaded script must never run), /wp-cron.php
+# (both stacks run cron themselves, stack/services/wp-cron.sh, DISABLE_WP_CRON) and /xmlrpc.php
+# unless WEB_XMLRPC=1 (Jetpack, the mobile apps and pingbacks need it; stack/README.md).
 render_nginx() {
 nginx_user=""; ((STACK_ROOT)) && nginx_user="user $WEB_USER;"
+local real_ip="" proxy xmlrpc
+for proxy in $WEB_TRUSTED_PROXIES; do
+  [[ $proxy =~ ^[0-9a-fA-F.:/]+$ ]] || die "WEB_TRUSTED_PROXIES: '$proxy' is not an address or CIDR range"
+  real_ip+="set_real_ip_from $proxy;"$'\n    '
+done
+[[ -n $real_ip ]] && real_ip+="real_ip_header X-Forwarded-For;"$'\n    '"real_ip_recursive off;"
+xmlrpc="location = /xmlrpc.php { return 403; }   # WEB_XMLRPC=1 serves it"
+((WEB_XMLRPC)) && xmlrpc="# /xmlrpc.php served (WEB_XMLRPC=1)"
 cat >"$CONF_DIR/nginx.conf" <<CONF
 $nginx_user
 worker_processes 2;
@@ -56,9 +71,14 @@ http {
     listen $WEB_LISTEN;
     root $WP_DIR;
     index index.php;
+    $real_ip
     location / { try_files \$uri \$uri/ /index.php?\$args; }
     location ~ /\\. { deny all; }
     location = /wp-config.php { deny all; }
+    location = /wp-cron.php { return 403; }   # cron runs from stack/services/wp-cron.sh
+    $xmlrpc
+    # Nothing under uploads is code: any PHP-like name there is refused, never handed to PHP.
+    location ~* ^/wp-content/uploads/.*\\.(php[0-9]?|phtml|phar|pht|phps)(/|\$) { return 403; }
     location ~ \\.php\$ {
       try_files \$uri =404;
       include /etc/nginx/fastcgi_params;

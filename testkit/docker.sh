@@ -3,7 +3,8 @@
 # project's images. Sourced from the repository root, never run.
 #
 #   docker_ready           a Docker engine answers: starts dockerd (scripts/install-deps.sh
-#                          installs Debian's docker.io) when none does; logs in /tmp/dockerd.log
+#                          installs Debian's docker.io) when none does; logs in /var/log/dockerd.log
+#                          (root's own directory: a fixed name in /tmp could be a planted link)
 #   docker_base            debian:trixie-slim exists: on a user's machine it is pulled as usual;
 #                          here no registry answers, so it is made by debootstrap (minbase) and
 #                          imported once
@@ -17,15 +18,16 @@
 docker_ready() {
   docker info >/dev/null 2>&1 && return 0
   command -v dockerd >/dev/null || { echo "docker: no engine and no dockerd (scripts/install-deps.sh installs docker.io)" >&2; return 1; }
-  echo "docker: starting dockerd (log /tmp/dockerd.log)"
-  (setsid dockerd >/tmp/dockerd.log 2>&1 &)
+  local log=/var/log/dockerd.log
+  echo "docker: starting dockerd (log $log)"
+  (setsid dockerd >>"$log" 2>&1 &)
   local _
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && return 0
     sleep 1
   done
   echo "docker: dockerd did not answer within 60 s:" >&2
-  tail -n 20 /tmp/dockerd.log >&2
+  tail -n 20 "$log" >&2
   return 1
 }
 

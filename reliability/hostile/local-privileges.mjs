@@ -4,9 +4,12 @@
 // MariaDB as mysql, Redis as redis, the purger as its own system user, varnishd as its own users.
 // A local process of another user (nobody) cannot reach php-fpm's or MariaDB's socket, read or
 // list the logs (the access log holds password-reset keys), or read wp-config.php and the
-// secrets. Started by any other user, nothing of the stack may run as root.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// secrets. Started by any other user, nothing of the stack may run as root. The purger build's
+// lock (stack/services/purger.sh, run by root on make up) creates nothing in a shared temporary
+// directory and follows no link planted there (purgerBuildLock, also a row of origin-hardening).
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assert } from '../lib/common.mjs';
 
@@ -45,6 +48,37 @@ function asNobody(...cmd) {
 // Debian's interpreter: one under /root (pyenv) would fail for nobody whatever the socket allows.
 const PYTHON = '/usr/bin/python3';
 const CONNECT = "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\nprint('connected')";
+
+/**
+ * `stack/services/purger.sh build` with TMPDIR a fresh directory where the lock file of old
+ * (purger-build-<md5 of the purger dir>.lock) is a link planted to a file that does not exist: the
+ * build must create neither the link's target nor anything else there. And the lock still holds:
+ * while something holds purger/'s lock, the build waits for it.
+ */
+export async function purgerBuildLock(env) {
+  const dir = join(env.repo, 'purger');
+  const tmp = mkdtempSync(join(tmpdir(), 'lock-plant.'));
+  const victim = join(tmp, 'victim-owned-by-root');
+  const md5 = execFileSync('bash', ['-c', 'printf %s "$1" | md5sum | cut -c1-12', '-', dir], { encoding: 'utf8' }).trim();
+  symlinkSync(victim, join(tmp, `purger-build-${md5}.lock`));
+  const holder = spawn('flock', [dir, 'sleep', '3'], { stdio: 'ignore' });
+  try {
+    const t0 = Date.now();
+    spawnSync('sleep', ['0.3']);   // the holder takes the lock first
+    const r = spawnSync(join(env.repo, 'stack/services/purger.sh'), ['build'], { env: { ...process.env, TMPDIR: tmp }, encoding: 'utf8', timeout: 600_000 });
+    const waited = Date.now() - t0;
+    // Judged on the lock alone: a build that fails after taking it (purger/ being edited) still shows it.
+    const built = r.status === 0 ? 'built' : 'the build itself failed';
+    assert(!existsSync(victim), `the build followed the link planted in TMPDIR and created ${victim}`);
+    const extra = readdirSync(tmp).filter((f) => f !== `purger-build-${md5}.lock`);
+    assert(extra.length === 0, `the build created ${extra.join(', ')} in TMPDIR`);
+    assert(waited >= 2500, `the build did not wait for the holder of purger/'s lock (${waited} ms)`);
+    return `nothing created in TMPDIR; the build waited ${waited} ms for the lock's holder (${built})`;
+  } finally {
+    holder.kill();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
 
 export async function run({ env, log }) {
   const all = processes();
@@ -111,5 +145,6 @@ export async function run({ env, log }) {
     assert(r.status === 0, `the web user cannot connect to ${s}: ${r.stderr}`);
   }
   log(`${refused.length} attempts by nobody refused; the web user reaches both sockets`);
+  log(`purger build lock: ${await purgerBuildLock(env)}`);
   return { root: true, users, refused: refused.length };
 }

@@ -3,7 +3,8 @@
 # state directory, runs stack/e2e/e2e.mjs against it through Varnish, then the wp-admin walk in
 # Chromium (testkit wp_admin_walk: Media Library, uploads, block editor) with and without
 # underscore.min.js, and tears it down even on failure (its logs are printed when something failed); then stack/e2e/site-check.test.mjs,
-# which starts broken stacks of its own. WP_SOURCE picks the WordPress tree both use (default
+# which starts broken stacks of its own, and stack/e2e/core-refresh.test.mjs (a newer packaged core
+# copied in, wp-content kept, the database upgraded). WP_SOURCE picks the WordPress tree both use (default
 # Debian's 6.1; WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for 7.1), with its own default theme.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -43,4 +44,7 @@ teardown
 # make up on broken sites (no theme, PHP fatal, database down): its own stack, its own ports.
 echo "e2e: make up refuses a site that does not render (stack/e2e/site-check.test.mjs)"
 timeout 300 node --test --test-reporter=spec stack/e2e/site-check.test.mjs || rc=1
+# A newer packaged WordPress reaches the site's copy on the next make up; the database follows.
+echo "e2e: make up refreshes core from a newer package (stack/e2e/core-refresh.test.mjs)"
+timeout 400 node --test --test-reporter=spec stack/e2e/core-refresh.test.mjs || rc=1
 exit $rc

@@ -37,8 +37,9 @@ trap 'exit 130' INT TERM
 # build LABEL [ENV=VALUE...]: every image compose builds, with those settings; timed, its log
 # shown on failure.
 build() {
-  local label=$1 start=$SECONDS log=/tmp/$COMPOSE_PROJECT_NAME-build.log rc
+  local label=$1 start=$SECONDS log rc
   shift
+  log=$(mktemp)   # not a predictable name in /tmp: root would follow a link planted there
   env "$@" docker compose --profile load build >"$log" 2>&1
   rc=$?
   ((rc)) && tail -n 30 "$log"
@@ -96,6 +97,16 @@ echo "  edge $E2E_EDGE, origin $E2E_ORIGIN, purger $E2E_PURGER"
 export STACK_CTL=$PWD/stack/compose/ctl.sh
 run_e2e compose
 result "e2e suite against compose (stack/e2e/e2e.mjs)" $?
+
+# The origin's hardening (stack/compose/hardening-check.sh).
+stack/compose/hardening-check.sh secrets
+result "no admin password in the wordpress and wp-cron containers, no secret in any process environment" $?
+stack/compose/hardening-check.sh client-address
+result "WordPress sees the client's address through Varnish, ignores a forged X-Forwarded-For; anonymous comments held" $?
+stack/compose/hardening-check.sh uploads-php
+result "PHP in the uploads volume is refused, never executed" $?
+stack/compose/hardening-check.sh cron-xmlrpc
+result "/wp-cron.php and /xmlrpc.php refused at the edge and the origin" $?
 
 # The image's WordPress is whole (Debian's relative links resolved), and wp-admin works in a browser.
 dangling=$(dc exec -T wordpress find /srv/wordpress -xtype l)

@@ -17,7 +17,8 @@ vault=/vault
 # Which service reads which secret (the volume each one mounts at /run/secrets).
 declare -A READERS=(
   [db]="db_password"
-  [web]="db_password webhook_secret admin_password wp_keys"
+  [web]="db_password webhook_secret wp_keys"
+  [install]="db_password webhook_secret admin_password wp_keys"
   [store]="redis_password"
   [purger]="redis_password webhook_secret operator_token varnish_purge_token"
   [edge]="varnish_purge_token"

@@ -46,7 +46,8 @@ def resolved():
 DOC = resolved()
 PLATFORMS = json.loads(read("platforms.json"))
 BASE = "debian:trixie-slim"
-ALWAYS_ON = ["secrets", "mariadb", "valkey", "purger", "wordpress", "wp-cron", "varnish"]
+ALWAYS_ON = ["secrets", "mariadb", "valkey", "purger", "wordpress-install", "wordpress", "wp-cron", "varnish"]
+ONE_SHOT = ("secrets", "wordpress-install", "k6")
 PROFILES = {"ha": ["valkey-replica-1", "valkey-replica-2", "valkey-sentinel-1", "valkey-sentinel-2", "valkey-sentinel-3"],
             "fanout": ["varnish-2"], "load": ["k6"]}
 
@@ -160,7 +161,7 @@ def _(doc):
             out.append(f"{name}: no no-new-privileges")
         if svc.get("privileged"):
             out.append(f"{name}: privileged")
-        if name not in ("secrets", "k6") and svc.get("restart") != "unless-stopped":
+        if name not in ONE_SHOT and svc.get("restart") != "unless-stopped":
             out.append(f"{name}: restart {svc.get('restart')!r}, want unless-stopped")
     if services(doc).get("secrets", {}).get("network_mode") != "none":
         out.append("secrets: has a network")
@@ -225,6 +226,42 @@ def _(doc):
                 for k, v in (svc.get("environment") or {}).items():
                     if k.endswith("_FILE") and os.path.basename(str(v)) not in readers[reader]:
                         out.append(f"{name}: {k}={v}, but secrets-{reader} has only {readers[reader]}")
+    return out
+
+
+@check("the admin password reaches only one-shot containers (wordpress-install), never a long-running one")
+def _(doc):
+    out, readers = [], secrets_readers()
+    holders = [r for r, names in readers.items() if "admin_password" in names]
+    if not holders:
+        out.append("no service is given admin_password: the install could not set it")
+    for name, svc in services(doc).items():
+        for m in mounts(svc):
+            reader = (m.get("source") or "").removeprefix("secrets-")
+            if m["target"] == "/run/secrets" and reader in holders and svc.get("restart") != "no":
+                out.append(f"{name} keeps running with the admin password (/run/secrets from secrets-{reader})")
+    return out
+
+
+@check("WordPress believes X-Forwarded-For only from the varnish services' fixed addresses, outside the dynamic range")
+def _(doc):
+    s = services(doc)
+    out, fixed = [], set()
+    for node in ("varnish", "varnish-2"):
+        addr = (((s.get(node) or {}).get("networks") or {}).get("backend") or {}).get("ipv4_address")
+        if not addr:
+            out.append(f"{node} has no fixed address on the backend network")
+        fixed.add(addr)
+    for name in ("wordpress", "wordpress-install", "wp-cron"):
+        trusted = set(str((s.get(name, {}).get("environment") or {}).get("WEB_TRUSTED_PROXIES", "")).split())
+        if trusted != fixed:
+            out.append(f"{name}: WEB_TRUSTED_PROXIES={sorted(trusted)}, want the varnish services' {sorted(fixed)}")
+    ranges = [c.get("ip_range") for c in ((doc.get("networks", {}).get("backend") or {}).get("ipam") or {}).get("config") or []]
+    if not all(ranges):
+        out.append("the backend network has no ip_range: another container may take a varnish service's address")
+    for r in filter(None, ranges):
+        prefix = r.split("/")[0].rsplit(".", 1)[0] + "."
+        out += [f"{a} is inside the dynamic range {r}" for a in fixed if a and r.endswith("/24") and a.startswith(prefix)]
     return out
 
 
@@ -324,6 +361,9 @@ MUTATIONS = {
     "a second node the purger cannot find": lambda d: d["services"]["varnish-2"]["networks"]["backend"].pop("aliases"),
     "a setting the purger does not read": _set(["services", "purger", "environment", "PURGER_NO_SUCH_SETTING"], "1"),
     "waiting for a service without a healthcheck": lambda d: d["services"]["wp-cron"].pop("healthcheck"),
+    "the admin password in the running WordPress": lambda d: [m.__setitem__("source", "secrets-install") for m in d["services"]["wordpress"]["volumes"] if m["target"] == "/run/secrets"],
+    "X-Forwarded-For believed from the whole network": _set(["services", "wordpress", "environment", "WEB_TRUSTED_PROXIES"], "172.28.0.0/16"),
+    "a varnish address left to chance": _pop(["services", "varnish-2", "networks", "backend", "ipv4_address"]),
 }
 
 

@@ -9,8 +9,11 @@ dir=$STACK_REPO/purger
 build() {
   [[ -f $dir/package.json ]] || die "purger/ is not there yet (no purger/package.json)"
   # Several stacks (e2e, k6, bench, a developer's make up) may start at once: one build at a time.
-  exec 9>"${TMPDIR:-/tmp}/purger-build-$(printf '%s' "$dir" | md5sum | cut -c1-12).lock"
-  flock -w 600 9 || die "another purger build holds the lock for 10 minutes"
+  # The lock is the purger/ directory itself, opened read-only: every stack of this checkout
+  # shares it, and no file is created for it (a lock file in /tmp, made by root, would follow a
+  # link another user planted there).
+  exec 9<"$dir"
+  flock -w 600 9 || die "another purger build holds the lock on $dir for 10 minutes"
   mkdir -p "$LOG_DIR"
   log_file purger-build.log root
   if [[ ! -d $dir/node_modules ]]; then

@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
-# start.sh web|cron: the compose "wordpress" and "wp-cron" services (stack/images/wordpress).
+# start.sh install|web|cron: the compose "wordpress-install", "wordpress" and "wp-cron" services
+# (stack/images/wordpress).
+#   install  (one-shot, the only one given the admin password) renders WordPress's configuration,
+#         upgrades the database to this image's core when it is older (a rebuilt image brings
+#         Debian's newer package), installs the site, demo content and the plugin when the
+#         database has none (stack/prepare-wordpress.sh install, as make up does), and sets the
+#         admin password from the secrets
 #   web   renders nginx's, php-fpm's and WordPress's configuration (stack/render-config.sh),
-#         installs the site, demo content and the plugin when the database has none
-#         (stack/prepare-wordpress.sh install, as make up does), runs php-fpm and nginx on :8081,
-#         delivers the install's events to the purger, then marks itself ready for the health
-#         check. Ends when either server ends, so Docker restarts the container.
+#         upgrades the database if needed, runs php-fpm and nginx on :8081, delivers the
+#         install's events to the purger, then marks itself ready for the health check. Ends
+#         when either server ends, so Docker restarts the container.
 #   cron  runs WordPress's due cron events every WP_CRON_INTERVAL s (stack/services/wp-cron.sh).
 set -euo pipefail
 source "$(dirname "$0")/../../lib.sh"
 "$STACK_REPO/stack/render-config.sh" wordpress
+# in_a_minute COMMAND...: MariaDB answers before compose starts this container (depends_on:
+# service_healthy); a restart of both at once gets a minute.
+in_a_minute() {
+  local try
+  for try in $(seq 1 30); do
+    "$@" && return 0
+    ((try < 30)) || die "$* did not succeed; see the messages above"
+    sleep 2
+  done
+}
 case ${1:-web} in
+install) in_a_minute "$STACK_REPO/stack/prepare-wordpress.sh" install ;;
 web)
   "$STACK_REPO/stack/render-config.sh" nginx php-fpm
   rm -f "$RUN_DIR/ready"
-  # MariaDB answers before compose starts this container (depends_on: service_healthy); a
-  # restart of both at once gets a minute.
-  for try in $(seq 1 30); do
-    "$STACK_REPO/stack/prepare-wordpress.sh" install && break
-    ((try < 30)) || die "the WordPress install did not succeed; see the messages above"
-    sleep 2
-  done
+  in_a_minute "$STACK_REPO/stack/prepare-wordpress.sh" upgrade
   "$(php_fpm_bin)" -F -y "$CONF_DIR/php-fpm.conf" &
   nginx -c "$CONF_DIR/nginx.conf" -e stderr -g 'daemon off;' &
   wait_until 30 "nginx on $WEB_LISTEN" http_ok "http://127.0.0.1:${WEB_LISTEN##*:}/robots.txt" \
@@ -31,5 +41,5 @@ web)
   die "php-fpm or nginx ended"
   ;;
 cron) exec "$STACK_REPO/stack/services/wp-cron.sh" loop ;;
-*) die "usage: start.sh web|cron" ;;
+*) die "usage: start.sh install|web|cron" ;;
 esac

@@ -1,0 +1,91 @@
+// Security releases reach a running site (issue 22): when the packaged WordPress (WP_SOURCE,
+// Debian's /usr/share/wordpress) is a newer version than the stack's copy, `make up`'s layout step
+// copies the new core over (wp-admin and wp-includes whole: files a release dropped go too) and
+// keeps wp-content and wp-config.php; the install step then upgrades the database (wp_upgrade()).
+// A site is installed from a copy of WP_SOURCE with only MariaDB running (no web server needed),
+// then that copy is "upgraded" as apt would: a bumped $wp_version and $wp_db_version, a new core
+// file, and a changed file under its wp-content that must not reach the site.
+// Run: node --test stack/e2e/core-refresh.test.mjs (scripts/suites/e2e.sh runs it).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync, execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const repo = resolve(import.meta.dirname, '../..');
+const SOURCE = process.env.WP_SOURCE || '/usr/share/wordpress';
+const stackDir = mkdtempSync(join(tmpdir(), 'core-refresh-stack.'));
+const pkg = mkdtempSync(join(tmpdir(), 'core-refresh-pkg.'));
+chmodSync(stackDir, 0o755);
+chmodSync(pkg, 0o755);   // the web user reads the copy
+const [varnish, web, purger, redis] = execFileSync('bash', ['-c', 'source stack/lib.sh; free_ports 4'], { cwd: repo, encoding: 'utf8' }).trim().split(' ');
+const env = {
+  ...process.env, STACK_DIR: stackDir, VARNISH_PORT: varnish, WEB_PORT: web, PURGER_PORT: purger, REDIS_PORT: redis,
+  SITE_HOST: `localhost:${varnish}`, STACK_SKIP_DEPS: '1', DEMO_POSTS: '2', WP_SOURCE: pkg,
+};
+const wp = join(stackDir, 'wordpress');
+
+function run(script, ...args) {
+  const r = spawnSync(join(repo, script), args, { cwd: repo, env, encoding: 'utf8', timeout: 300_000 });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+const must = (script, ...args) => {
+  const r = run(script, ...args);
+  assert.equal(r.status, 0, `${script} ${args.join(' ')} failed:\n${r.out.slice(-2000)}`);
+  return r.out;
+};
+const versionOf = (dir) => readFileSync(join(dir, 'wp-includes/version.php'), 'utf8').match(/\$wp_version = '([^']+)'/)[1];
+const dbVersionOf = (dir) => Number(readFileSync(join(dir, 'wp-includes/version.php'), 'utf8').match(/\$wp_db_version = (\d+)/)[1]);
+
+after(() => {
+  run('stack/services/mariadb.sh', 'stop');
+  rmSync(stackDir, { recursive: true, force: true });
+  rmSync(pkg, { recursive: true, force: true });
+});
+
+test('a newer packaged core is copied in on the next make up, wp-content and wp-config.php kept, the database upgraded', () => {
+  execFileSync(join(repo, 'stack/copy-wordpress.sh'), [SOURCE, pkg]);
+  // What make up does before the web servers, with only the database.
+  must('stack/gen-secrets.sh');
+  must('stack/prepare-wordpress.sh', 'layout');
+  must('stack/render-config.sh', 'wordpress');
+  must('stack/services/mariadb.sh', 'start');
+  must('stack/prepare-wordpress.sh', 'install');
+  const old = versionOf(wp);
+  const oldDb = dbVersionOf(wp);
+  const sql = (q) => execFileSync(join(repo, 'stack/ctl.sh'), ['sql', q], { env, encoding: 'utf8' }).trim();
+  assert.equal(Number(sql("SELECT option_value FROM wp_options WHERE option_name = 'db_version'")), oldDb);
+
+  // The site's own things, which a refresh must keep.
+  writeFileSync(join(wp, 'wp-content/uploads/site-upload.txt'), 'the site\'s upload\n');
+  mkdirSync(join(wp, 'wp-content/plugins/site-plugin'), { recursive: true });
+  writeFileSync(join(wp, 'wp-content/plugins/site-plugin/site-plugin.php'), '<?php // the site\'s plugin\n');
+  const config = readFileSync(join(wp, 'wp-config.php'), 'utf8');
+  // A file the running release has and the next one dropped.
+  writeFileSync(join(wp, 'wp-includes/dropped-by-next-release.php'), '<?php\n');
+
+  // The package upgraded, as apt would.
+  const next = `${old}.99`;
+  const vfile = join(pkg, 'wp-includes/version.php');
+  writeFileSync(vfile, readFileSync(vfile, 'utf8').replace(/\$wp_version = '[^']+'/, `$wp_version = '${next}'`).replace(/\$wp_db_version = \d+/, `$wp_db_version = ${oldDb + 1}`));
+  writeFileSync(join(pkg, 'wp-includes/new-in-next-release.php'), '<?php // new core file\n');
+  writeFileSync(join(pkg, 'wp-content/package-only.txt'), 'the package\'s wp-content, not the site\'s\n');
+
+  const out = must('stack/prepare-wordpress.sh', 'layout');
+  assert.match(out, new RegExp(`refreshing core ${old.replace(/\./g, '\\.')} -> ${next.replace(/\./g, '\\.')}`), out);
+  assert.equal(versionOf(wp), next, 'the copy is not the packaged version');
+  assert.ok(existsSync(join(wp, 'wp-includes/new-in-next-release.php')), 'a file new in the release was not copied');
+  assert.ok(!existsSync(join(wp, 'wp-includes/dropped-by-next-release.php')), 'a file the release dropped is still in wp-includes');
+  assert.equal(readFileSync(join(wp, 'wp-content/uploads/site-upload.txt'), 'utf8'), 'the site\'s upload\n');
+  assert.ok(existsSync(join(wp, 'wp-content/plugins/site-plugin/site-plugin.php')), 'the site\'s plugin is gone');
+  assert.ok(!existsSync(join(wp, 'wp-content/package-only.txt')), 'the package\'s wp-content was copied into the site\'s');
+  assert.equal(readFileSync(join(wp, 'wp-config.php'), 'utf8'), config, 'wp-config.php changed');
+
+  const up = must('stack/prepare-wordpress.sh', 'install');
+  assert.match(up, new RegExp(`database upgraded from db_version ${oldDb} to ${oldDb + 1}`), up);
+  assert.equal(Number(sql("SELECT option_value FROM wp_options WHERE option_name = 'db_version'")), oldDb + 1);
+  // Once current, nothing happens again.
+  assert.doesNotMatch(must('stack/prepare-wordpress.sh', 'layout'), /refreshing core/);
+  assert.doesNotMatch(must('stack/prepare-wordpress.sh', 'upgrade'), /database upgraded/);
+});
