@@ -115,8 +115,8 @@ for (const name of Object.keys(PROCESSES)) {
 }
 // Redis keeps every event's log entry and receipt for the default retention (24 h; the log also
 // capped by PURGER_LOG_MAX_BYTES), so in ten minutes its memory grows by design. What must hold:
-// each stored event costs what the purger's memory model says (~1.1 KB), so a day at the default
-// per-site cap (5 events/s) fits under Redis's maxmemory. Its process is judged by that, not by
+// each stored event costs what the purger's memory model says (~1.1 KB), so a day at 5 events/s
+// (five times the default per-site cap, 1/s) fits under Redis's maxmemory. Its process is judged by that, not by
 // flatness.
 const REDIS_EVENT_BYTES_MAX = 1536;
 const maxmemory = Number((await redis(env, 'CONFIG', 'GET', 'maxmemory').catch(() => '')).split('\n')[1] || 0);
