@@ -16,10 +16,9 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { assert } from '../lib/common.mjs';
+import { assert, request } from '../lib/common.mjs';
 import { postPaths } from '../lib/cluster.mjs';
 import { purgerBuildLock } from './local-privileges.mjs';
 
@@ -31,21 +30,8 @@ const DIRECT = '127.0.0.3';
 const FORGED = '203.0.113.9';
 
 /** One request from a given local address; returns {status, body}. */
-function from(address, port, env, method, path, { headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const h = { host: env.site, ...headers };
-    if (body !== undefined) h['content-length'] = Buffer.byteLength(body);
-    const req = http.request({ host: '127.0.0.1', port, localAddress: address, method, path, headers: h, agent: false }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-    });
-    req.setTimeout(20_000, () => req.destroy(new Error(`timeout: ${method} ${path}`)));
-    req.on('error', reject);
-    if (body !== undefined) req.write(body);
-    req.end();
-  });
-}
+const from = (address, port, env, method, path, { headers = {}, body } = {}) =>
+  request(`http://127.0.0.1:${port}`, path, { method, headers, body, host: env.site, localAddress: address, timeoutMs: 20_000 });
 
 const sha = (v) => createHash('sha256').update(String(v)).digest('hex');
 const sql = async (env, q) => (await exec(join(env.repo, 'stack/ctl.sh'), ['sql', q], { env: process.env })).stdout.trim();

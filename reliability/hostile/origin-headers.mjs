@@ -9,7 +9,7 @@
 // origin-sees-the-client-address-only.vtc, vary-user-agent-keeps-one-copy-per-device-class.vtc,
 // cache-control-no-cache-caps-surrogate-control-at-the-default-ttl.vtc.)
 import http from 'node:http';
-import { assert, freePort, sleep, until, VarnishNode } from '../lib/common.mjs';
+import { assert, freePort, request, sleep, until, VarnishNode } from '../lib/common.mjs';
 
 export const title = 'hostile: only allowlisted request headers reach the origin on cacheable fetches';
 
@@ -45,19 +45,7 @@ function recordingOrigin(port) {
   return new Promise((r) => server.listen(port, '127.0.0.1', () => r({ seen, close: () => new Promise((c) => server.close(c)) })));
 }
 
-function get(node, path, headers) {
-  return new Promise((resolve, reject) => {
-    const [host, port] = node.split(':');
-    const req = http.request({ host, port, path, method: 'GET', localAddress: '127.0.0.1', agent: false, headers: { host: 'hostile.example', ...headers } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (node, path, headers) => request(`http://${node}`, path, { headers, host: 'hostile.example', localAddress: '127.0.0.1', timeoutMs: 10_000 });
 
 export async function run({ log, env }) {
   const originPort = await freePort();

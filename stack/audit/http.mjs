@@ -9,7 +9,8 @@ const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 8 }), 'h
 /**
  * request(base, path, opts) -> {status, headers, body, ms}
  * base: where to connect ("http://127.0.0.1:8080"); opts.host: Host header to send;
- * opts.method, opts.headers, opts.body (string or object -> JSON), opts.timeoutMs.
+ * opts.method, opts.headers, opts.body (string or object -> JSON), opts.timeoutMs;
+ * opts.localAddress: connect from that address (its own connection, no keep-alive pool).
  */
 export function request(base, path, opts = {}) {
   const url = new URL(path, base);
@@ -25,7 +26,8 @@ export function request(base, path, opts = {}) {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = lib.request(url, {
-      method: opts.method || 'GET', headers, agent: agents[url.protocol],
+      method: opts.method || 'GET', headers,
+      ...(opts.localAddress ? { localAddress: opts.localAddress, agent: false } : { agent: agents[url.protocol] }),
       servername: opts.host ? opts.host.replace(/:\d+$/, '') : undefined,
       rejectUnauthorized: opts.insecure ? false : undefined,
     }, (res) => {
