@@ -8,28 +8,16 @@
 // Run: node --test stack/e2e/core-refresh.test.mjs (scripts/suites/e2e.sh runs it).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { repo, scratchStack } from './scratch-stack.mjs';
 
-const repo = resolve(import.meta.dirname, '../..');
 const SOURCE = process.env.WP_SOURCE || '/usr/share/wordpress';
-const stackDir = mkdtempSync(join(tmpdir(), 'core-refresh-stack.'));
 const pkg = mkdtempSync(join(tmpdir(), 'core-refresh-pkg.'));
-chmodSync(stackDir, 0o755);
 chmodSync(pkg, 0o755);   // the web user reads the copy
-const [varnish, web, purger, redis] = execFileSync('bash', ['-c', 'source stack/lib.sh; free_ports 4'], { cwd: repo, encoding: 'utf8' }).trim().split(' ');
-const env = {
-  ...process.env, STACK_DIR: stackDir, VARNISH_PORT: varnish, WEB_PORT: web, PURGER_PORT: purger, REDIS_PORT: redis,
-  SITE_HOST: `localhost:${varnish}`, STACK_SKIP_DEPS: '1', DEMO_POSTS: '2', WP_SOURCE: pkg,
-};
-const wp = join(stackDir, 'wordpress');
-
-function run(script, ...args) {
-  const r = spawnSync(join(repo, script), args, { cwd: repo, env, encoding: 'utf8', timeout: 300_000 });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
-}
+const { stackDir, wpDir: wp, env, run } = scratchStack('core-refresh', { wpSource: pkg, demoPosts: 2, timeoutMs: 300_000 });
 const must = (script, ...args) => {
   const r = run(script, ...args);
   assert.equal(r.status, 0, `${script} ${args.join(' ')} failed:\n${r.out.slice(-2000)}`);

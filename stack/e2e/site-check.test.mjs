@@ -8,33 +8,20 @@
 // WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for another WordPress.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { repo, scratchStack } from './scratch-stack.mjs';
 
-const repo = resolve(import.meta.dirname, '../..');
 const SOURCE = process.env.WP_SOURCE || '/usr/share/wordpress';
 // The theme a fresh install of that WordPress activates (stack/wp/install.php).
 const THEME = readFileSync(join(SOURCE, 'wp-includes/default-constants.php'), 'utf8')
   .match(/define\(\s*'WP_DEFAULT_THEME',\s*'([\w-]+)'/)?.[1];
 if (!THEME) throw new Error(`no WP_DEFAULT_THEME in ${SOURCE}/wp-includes/default-constants.php`);
-const [varnish, web, purger, redis] = execFileSync('bash', ['-c', 'source stack/lib.sh; free_ports 4'], { cwd: repo, encoding: 'utf8' })
-  .trim().split(' ');
-const stackDir = mkdtempSync(join(tmpdir(), 'site-check-stack.'));
 const wpSource = mkdtempSync(join(tmpdir(), 'site-check-wp.'));
 chmodSync(wpSource, 0o755);   // the copy keeps the source's mode; the web server must read it
-const env = {
-  ...process.env, STACK_DIR: stackDir, VARNISH_PORT: varnish, WEB_PORT: web, PURGER_PORT: purger, REDIS_PORT: redis,
-  SITE_HOST: `localhost:${varnish}`, STACK_SKIP_DEPS: '1', DEMO_POSTS: '5', WP_SOURCE: wpSource,
-};
-const wpDir = join(stackDir, 'wordpress');
-
-/** Runs a stack script; returns its exit status and everything it printed. */
-function run(script, ...args) {
-  const r = spawnSync(join(repo, script), args, { cwd: repo, env, encoding: 'utf8', timeout: 240_000 });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
-}
+const { stackDir, wpDir, env, run } = scratchStack('site-check', { wpSource, demoPosts: 5, timeoutMs: 240_000 });
 
 after(() => {
   if (process.env.SITE_CHECK_KEEP) return;
@@ -45,7 +32,7 @@ after(() => {
 
 /** The home page through this stack's Varnish. */
 async function edgeHome() {
-  const r = await fetch(`http://127.0.0.1:${varnish}/`, { headers: { host: env.SITE_HOST } });
+  const r = await fetch(`http://127.0.0.1:${env.VARNISH_PORT}/`, { headers: { host: env.SITE_HOST } });
   return { cache: r.headers.get('x-cache'), body: await r.text() };
 }
 
