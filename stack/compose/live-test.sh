@@ -119,10 +119,10 @@ result "wp-admin walk in Chromium (Media Library, JPEG and WAV uploads, image vi
 dc --profile load run --rm -e DURATION=5s -e VUS=4 -e MAX_P99_MS=2000 -e MIN_HIT_RATE=0.9 k6 run /scripts/hot-url.js 2>&1 | tail -n 12
 result "k6 smoke (hot-url.js, 5 s) through compose's k6 service" "${PIPESTATUS[0]}"
 
-# both_nodes_fresh NAME: stack/compose/fanout-check.mjs on the two Varnish nodes as they are now
-# (containers recreated by a step get new addresses), with an application password NAME.
+# both_nodes_fresh NAME: stack/compose/fanout-check.mjs on the two Varnish nodes and the purger as
+# they are now (containers recreated by a step get new addresses), with an application password NAME.
 both_nodes_fresh() {
-  E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
+  E2E_PURGER=http://$(ip_of purger):8090 E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
   E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password "$1" | tail -n 1) \
     node stack/compose/fanout-check.mjs "http://$(ip_of varnish):8080" "http://$(ip_of varnish-2):8080"
 }
