@@ -623,8 +623,24 @@ def publish(results):
     print(f"report: {os.path.relpath(os.path.join(HERE, 'chart.svg'), ROOT)} regenerated")
 
 
+def check(results):
+    """Exits non-zero when a generated block differs from what the published results.json gives."""
+    res = json.load(open(results))
+    stale = []
+    for path, begin, end, block in ((os.path.join(ROOT, "docs", "benchmarks.md"), BEGIN, END, markdown(res)),
+                                    (os.path.join(ROOT, "README.md"), README_BEGIN, README_END, readme_markdown(res))):
+        text = open(path).read()
+        if f"{begin}\n{block}\n{end}" not in text:
+            stale.append(os.path.relpath(path, ROOT))
+    if stale:
+        sys.exit(f"report: {', '.join(stale)} differ from {os.path.relpath(results, ROOT)}: run make publish-results")
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--check"]:
+        check(args[1] if len(args) > 1 else os.path.join(HERE, "results.json"))
+        return
     if args[:1] == ["--publish"]:
         publish(args[1] if len(args) > 1 else os.path.join(HERE, "results.json"))
         return

@@ -5,7 +5,8 @@
 # published place, then regenerates what is generated from bench/results.json: bench/chart.svg,
 # the block of docs/benchmarks.md between the bench markers and the tables of README.md's
 # "Numbers" between <!-- bench:readme:begin --> and <!-- bench:readme:end --> (bench/report.py
-# --publish). A result that is not there is left as published; review with git diff, commit.
+# --publish), then README's table of the other figures (scripts/figures.py). A result that is
+# not there is left as published; review with git diff, commit.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -17,7 +18,13 @@ published=(
   "reliability/soak.json      reliability/results/soak.json     make soak"
   "purger/results.json        purger/bench/results.json         make bench-purger"
   "purger/wait-latency.json   purger/bench/wait-latency.json    npm run bench:wait (purger/)"
+  "e2e.json                   stack/e2e/results.json            make test-e2e"
+  "reliability/quick.json     reliability/results/quick.json    make test-reliability"
 )
+# The plugin suite writes one conformance report per WordPress version it ran on.
+for report in .results/plugin/conformance-*.json; do
+  [[ -e $report ]] && published+=("plugin/${report##*/} wordpress-plugin/tests/results/${report##*/} make test-plugin")
+done
 
 copied=0 bad=0
 for row in "${published[@]}"; do
@@ -42,7 +49,8 @@ for row in "${published[@]}"; do
   copied=$((copied + 1))
 done
 
-# The generated text always follows bench/results.json, freshly copied or not.
+# The generated text always follows the published files, freshly copied or not.
 python3 bench/report.py --publish bench/results.json || bad=$((bad + 1))
+python3 scripts/figures.py || bad=$((bad + 1))
 echo "publish: $copied result file(s) copied; review with: git diff --stat"
 ((bad == 0))

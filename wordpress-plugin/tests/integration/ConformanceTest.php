@@ -480,7 +480,25 @@ class ConformanceTest extends VE_TestCase {
 		$summary = sprintf( 'conformance: %d views x %d edits = %d checks, %d changed, under-invalidation %d, removals purged soft %d, over-invalidation %d (%d of them by %d site-wide bans)', $views, $edits, $views * $edits, $changed_total, $under_total, $soft_total, $over_total, $over_bans, $bans );
 		fwrite( STDOUT, "\n" . implode( "\n", $lines ) . "\n" . $summary . "\n" );
 		if ( getenv( 'VARNISH_EDGE_REPORT' ) ) {
-			file_put_contents( getenv( 'VARNISH_EDGE_REPORT' ), json_encode( array( 'summary' => $summary, 'edits' => self::$report ), JSON_PRETTY_PRINT ) );
+			$report = array(
+				'date'      => gmdate( 'c' ),
+				'wordpress' => get_bloginfo( 'version' ),
+				'php'       => PHP_VERSION,
+				'summary'   => $summary,
+				'counts'    => array(
+					'views'       => $views,
+					'edits'       => $edits,
+					'checks'      => $views * $edits,
+					'changed'     => $changed_total,
+					'under'       => $under_total,
+					'soft'        => $soft_total,
+					'over'        => $over_total,
+					'over_by_ban' => $over_bans,
+					'bans'        => $bans,
+				),
+				'edit_rows' => self::$report,
+			);
+			file_put_contents( getenv( 'VARNISH_EDGE_REPORT' ), (string) wp_json_encode( $report, JSON_PRETTY_PRINT ) );
 		}
 		$this->assertSame( 0, $under_total, 'no stale view after any edit' . "\n" . implode( "\n", $lines ) );
 		$this->assertSame( 0, $soft_total, 'what was removed is purged hard wherever it showed' . "\n" . implode( "\n", $lines ) );

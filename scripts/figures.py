@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Writes the measured figures of README.md and docs/reliability.md from the published results.
+
+make publish-results runs this after copying the newest results (scripts/publish-results.sh);
+`python3 scripts/figures.py --check` fails when README.md's block is not what the files say.
+Every row names the script that measured it and the date and machine its file records. A file
+that is missing gives a row saying which command writes it, never a number from elsewhere.
+Blocks sit between <!-- figures:NAME:begin --> and <!-- figures:NAME:end --> (BLOCKS below).
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def load(rel):
+    try:
+        with open(os.path.join(ROOT, rel)) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def get(d, path, default=None):
+    for part in path.split("."):
+        if not isinstance(d, dict) or part not in d:
+            return default
+        d = d[part]
+    return d
+
+
+def n(x, digits=0):
+    if x is None:
+        return "?"
+    if isinstance(x, (int, float)) and digits == 0:
+        return f"{round(x):,}"
+    return f"{x:,.{digits}f}"
+
+
+def when(d):
+    """'2026-11-26, 2 × AMD EPYC, load 1.3' from whichever fields a results file has."""
+    date = d.get("date") or d.get("finishedAt") or d.get("started") or d.get("generated") or ""
+    m = d.get("machine") or {}
+    cores = m.get("cores") or m.get("cpus") or d.get("cores")
+    cpu = m.get("cpu") or ""
+    cpu = re.sub(r"\s+\d+-Core Processor|\(R\)|\(TM\)|CPU @.*", "", cpu).strip()
+    load = m.get("loadavg_1m_at_end") or (m.get("loadavg") or [None])[0] or (d.get("loadavg_before") or [None])[0]
+    parts = [str(date)[:10]]
+    if cores:
+        parts.append(f"{cores} × {cpu}" if cpu else f"{cores} cores")
+    if load is not None:
+        parts.append(f"load {load}")
+    return ", ".join(p for p in parts if p)
+
+
+def missing(what, command):
+    return (what, f"not measured yet: run `{command}`, then `make publish-results`", f"`{command}`", "–")
+
+
+def e2e_rows():
+    d = load("stack/e2e/results.json")
+    if d is None:
+        return [missing("edit saved → post page fresh at the edge", "make test-e2e")]
+    fr, rest, au = d["fresh"], d["rest"], d["audit"]
+    rows = [
+        (f"edit saved → post page fresh at the edge, {fr['edits']} REST edits",
+         f"p50 {n(get(fr, 'post.p50'))} ms, p99 {n(get(fr, 'post.p99'))} ms", "`make test-e2e` (check 2)", when(d)),
+        ("edit saved → post, home, category and feed all fresh",
+         f"p50 {n(get(fr, 'all.p50'))} ms, p99 {n(get(fr, 'all.p99'))} ms", "`make test-e2e` (check 2)", when(d)),
+        (f"REST API and feeds after {rest['kinds']} kinds of change made from PHP or REST (comments, tags, uploads, authors, categories): edge answers what the origin answers",
+         f"p50 {n(get(rest, 'fresh.p50'))} ms, max {n(get(rest, 'fresh.max'))} ms; a deleted comment's REST URL a 404 at the edge "
+         f"{n(rest.get('deletedCommentGoneMs'))} ms after `wp_delete_comment()` returned (limit 1 s)", "`make test-e2e` (check 2d)", when(d)),
+        (f"stale pages and REST responses after {au.get('randomEdits', '?')} random edits of every kind, {n(au.get('checked'))} URLs audited",
+         n(au.get("stale")), "`make test-e2e` (check 5), `make audit`", when(d)),
+    ]
+    return rows
+
+
+def freshness_rows():
+    d = load("bench/freshness.json")
+    if d is None:
+        return [missing("edit → fresh under read load", "make bench-freshness")]
+    post, allp = d["post"], d["post_home_category_feed"]
+    repeats = d.get("purger_repurge_delays_ms") or "none"
+    return [(f"the same under read load ({d['edits']} REST edits at {d['edit_rate']}/s, {n(d['reader_rps'])} reads/s): post page; post + home + category + feed",
+             f"p50 {n(post['p50_ms'])} / {n(allp['p50_ms'])} ms, p99 {n(post['p99_ms'])} / {n(allp['p99_ms'])} ms, **max {n(max(post['max_ms'], allp['max_ms']))} ms** "
+             f"(purger repeats: {repeats})", "`make bench-freshness`", when(d))]
+
+
+def purger_rows():
+    d = load("purger/bench/results.json")
+    if d is None:
+        return [missing("purger: webhook accepted → applied", "make bench-purger")]
+    rows = [
+        (f"purger: webhook accepted → applied on {get(d, 'setup.varnish_nodes')} Varnish nodes, sustained",
+         f"{n(get(d, 'sustained.applied_per_s'))} events/s", "`make bench-purger`", when(d)),
+        ("purger: accepted → applied at 500 events/s",
+         f"p50 {n(get(d, 'paced_500_per_s.p50_ms'))} ms, p99 {n(get(d, 'paced_500_per_s.p99_ms'))} ms", "`make bench-purger`", when(d)),
+    ]
+    per_node = get(d, "burst_1000.requests_per_node") or {}
+    repeats = get(d, "setup.repurge_delays_ms") or []
+    burst = f"{max(per_node.values()) if per_node else '?'} requests per Varnish node"
+    if repeats:
+        burst += f", plus the same in each repeat ({', '.join(f'{r} ms' for r in repeats)})"
+    rows.append(("purger: 1,000-event burst", burst, "`make bench-purger`", when(d)))
+    race = d.get("purge_racing_a_fetch")
+    if race:
+        rows.append((f"purge landing while a fetch of the old page is in flight ({race['races']} races): edit → first fresh response",
+                     f"p50 {n(get(race, 'fresh_ms_when_purged_during_fetch.p50'))} ms, max {n(get(race, 'fresh_ms_all.max'))} ms; "
+                     f"old page kept after the purge: {race['old_page_kept_after_the_purge']}", "`make bench-purger`", when(d)))
+    fan = d.get("fanout") or {}
+    if fan:
+        keys = sorted(fan, key=int)
+        rows.append((f"purger: 1,000-event burst to {' / '.join(keys)} Varnish nodes, time to the last node",
+                     " / ".join(n(get(fan[k], "burst_1000.to_last_node_ms")) for k in keys) + " ms", "`make bench-purger` (fan-out)", when(d)))
+        rows.append((f"purger: sustained with {' / '.join(keys)} nodes; at 500 events/s",
+                     " / ".join(n(get(fan[k], "sustained.applied_per_s")) for k in keys) + " events/s; p99 "
+                     + " / ".join(n(get(fan[k], "paced_500_per_s.p99_ms")) for k in keys) + " ms", "`make bench-purger` (fan-out)", when(d)))
+    rows.append(("purger RSS under load", f"{n(d.get('purger_max_rss_mb'))} MB", "`make bench-purger`", when(d)))
+    w = load("purger/bench/wait-latency.json")
+    if w:
+        a, b = w["concurrency_1_events_1"], w["concurrency_1_events_50"]
+        rows.append(("purger: a webhook's 202 waiting for a Redis replica (`WAIT`, Sentinel deployments)",
+                     f"p50 {n(a['with_wait_1_replica']['p50_ms'], 1)} ms instead of {n(a['without_wait']['p50_ms'], 1)} ms for one event; "
+                     f"{n(b['with_wait_1_replica']['p50_ms'], 1)} instead of {n(b['without_wait']['p50_ms'], 1)} ms for 50", "`npm run bench:wait` in `purger/`", when(w)))
+    return rows
+
+
+def conformance_rows():
+    files = sorted(glob.glob(os.path.join(ROOT, "wordpress-plugin/tests/results/conformance-*.json")),
+                   key=lambda f: [int(x) for x in re.findall(r"\d+", os.path.basename(f))])
+    if not files:
+        return [missing("plugin: views checked after every kind of edit", "make test-plugin")]
+    reports = [json.load(open(f)) for f in files]
+    first = reports[0]["counts"]
+    figure = "; ".join(
+        f"WordPress {r['wordpress']}: {r['counts']['under']} under-invalidated, {r['counts']['soft']} removals purged soft, "
+        f"{r['counts']['over']} over-invalidated ({r['counts']['over_by_ban']} of them by {r['counts']['bans']} deliberate site-wide bans) of {n(r['counts']['checks'])} checks"
+        for r in reports)
+    return [(f"plugin: {first['views']} views (pages, feeds, REST responses) checked after {first['edits']} kinds of edit",
+             figure, "`make test-plugin`, `make test-platforms` (conformance harness)", when(reports[-1]))]
+
+
+def bench_rows():
+    d = load("bench/results.json")
+    if d is None:
+        return [missing("concurrent misses on one cold URL", "make bench")]
+    herd = d.get("herd") or {}
+    origin = sorted({v.get("origin_requests") for v in herd.values()})
+    return [("concurrent misses on one cold URL: 10 clients (varnishtest), 100 clients (k6 `herd`)",
+             f"{' / '.join(str(o) for o in origin)} origin request(s) per cache", "`make test-vcl`, `make bench`",
+             when({"date": d.get("generated") or get(d, "run.date") or "", "machine": {"cores": get(d, "machine.cores"), "cpu": get(d, "machine.cpu")}}))]
+
+
+def chaos_rows():
+    d = load("reliability/results/chaos.json")
+    if d is None:
+        return [missing("origin down under read load", "make chaos")]
+    f = {r["check"].split("/")[-1]: r.get("figures") or {} for r in d["results"]}
+    rows = []
+    if "origin-down" in f:
+        o = f["origin-down"]
+        rows.append((f"origin down {o['outageSeconds']} s under read load",
+                     f"{n(o['cachedRequestsDuringOutage'])} cached-page requests, {o['clientErrors']} errors; uncached pages a 503 in ≤ {n(get(o, 'uncached503Ms.max'))} ms",
+                     "`make chaos`", when(d)))
+    if "origin-hung" in f:
+        o = f["origin-hung"]
+        rows.append((f"origin hung {o['hangSeconds']} s (accepts, never answers)",
+                     f"{o['clientErrors']} errors on {n(o['cachedRequestsDuring'])} cached-page requests; once the probe says sick (after {o['originMarkedSickAfterS']} s), "
+                     f"uncached pages answered within {n(get(o, 'uncachedAfterSickMs.max'))} ms", "`make chaos`", when(d)))
+    if "worker-kill" in f:
+        o = f["worker-kill"]
+        applied = sorted(set((o.get("receiptsApplied") or {}).values()))
+        rows.append((f"purger worker SIGKILLed mid-burst of {n(o['events'])} events, {o['nodes']} Varnish nodes",
+                     f"{' / '.join(n(a) for a in applied)} applied on every node, {o['canariesStale']} stale", "`make chaos`", when(d)))
+    return rows
+
+
+def soak_rows():
+    d = load("reliability/results/soak.json")
+    if d is None:
+        return [missing("soak", "make soak")]
+    f = d["figures"]
+    mem = f.get("memory") or {}
+    growth = max((m.get("perProcessGrowthPct", m.get("growthPct", 0)) for k, m in mem.items() if k != "redis-server"), default=None)
+    reads = f.get("reads") or 0
+    share = f.get("originSharePct")
+    if share is None and reads:
+        by = f.get("byCache") or {}
+        share = round(100 * (by.get("MISS", 0) + by.get("PASS", 0)) / reads, 2)
+    r = f.get("redis") or {}
+    return [(f"{round(f['seconds'] / 60)} min soak: {n(f.get('readsPerSecond'))} reads/s, an edit every 5 s, 20 key purges/s, bans",
+             f"{len(f.get('failures') or [])} errors, origin share {share} % of reads, memory growth ≤ {growth} % per process "
+             f"(Redis: {n(r.get('bytesPerEvent'))} bytes per stored event), ban list ≤ {get(f, 'bans.max')}, "
+             f"time-to-fresh p95 {n(get(f, 'timeToFreshMs.p95'))} ms, {f.get('auditStale')} stale", "`make soak`", when(d))]
+
+
+def words(key):
+    """camelCase figure names as words: 'cachedRequestsDuringOutage' → 'cached requests during outage'."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: " " + m.group(1).lower(), key).replace("_", " ")
+
+
+def render(value):
+    """A results file's figure as text: numbers with separators, small objects inline, long lists counted."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return n(value, 0 if float(value).is_integer() or abs(value) >= 100 else 1)
+    if isinstance(value, dict):
+        return ", ".join(f"{k if not re.match(r'^[a-z]+[A-Z]', k) else words(k)} {render(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return f"{len(value)} listed" if len(value) > 6 else ", ".join(render(v) for v in value)
+    return str(value)
+
+
+def results_table(rel, command, title):
+    """Every check of a reliability results file with all its figures, and where they came from."""
+    d = load(rel)
+    if d is None:
+        return f"No published results yet: run `{command}`, then `make publish-results`."
+    out = [f"Last `{command}` ({rel}): {d.get('passed', '?')} passed, {d.get('failed', '?')} failed; {when(d)}, "
+           f"{get(d, 'machine.os', '')}, Node {get(d, 'machine.node', '?')}.", "",
+           f"| {title} | figures |", "|---|---|"]
+    for r in d["results"]:
+        figures = "; ".join(f"{words(k)}: {render(v)}" for k, v in (r.get("figures") or {}).items())
+        out.append(f"| `{r['check']}` {'' if r.get('pass') else '**FAILED** '}| {figures.replace('|', '/')} |")
+    return "\n".join(out)
+
+
+def soak_text():
+    d = load("reliability/results/soak.json")
+    if d is None:
+        return "No published soak yet: run `make soak`, then `make publish-results`."
+    f = d["figures"]
+    mib = lambda k: f"{k / 1024:,.1f} MiB"
+    out = [f"Last run: {when(d)}, {f['seconds']} s, warm-up {f['warmupSeconds']} s; result: **{'pass' if d.get('pass') else 'FAIL'}**.", "",
+           "| process (with children) | first minute after warm-up | last minute | growth | per process | processes | max |",
+           "|---|---|---|---|---|---|---|"]
+    for name, m in (f.get("memory") or {}).items():
+        procs = m.get("processes") or {}
+        out.append(f"| {name} | {mib(m['firstMinuteKiB'])} | {mib(m['lastMinuteKiB'])} | {m['growthPct']:+.1f} % | "
+                   f"{m.get('perProcessGrowthPct', m['growthPct']):+.1f} % | {procs.get('lastMinute', '?')} ({procs.get('max', '?')} at most) | {mib(m['maxKiB'])} |")
+    r, by, ttf, bans = f.get("redis") or {}, f.get("byCache") or {}, f.get("timeToFreshMs") or {}, f.get("bans") or {}
+    reads = f.get("reads") or 0
+    share = f.get("originSharePct")
+    if share is None and reads:
+        share = round(100 * (by.get("MISS", 0) + by.get("PASS", 0)) / reads, 2)
+    out += ["",
+            f"- Redis: `used_memory` {n(r.get('usedBytesAfterWarmup', 0) / 1e6, 1)} MB after warm-up, {n(r.get('usedBytesAtEnd', 0) / 1e6, 1)} MB at the end "
+            f"for {n(r.get('eventsStoredAfterWarmup'))} events stored: **{n(r.get('bytesPerEvent'))} bytes per event** (limit {n(r.get('bytesPerEventMax'))}); "
+            f"a day at 5 events/s would hold {n(r.get('projected24hAt5PerSecondBytes', 0) / 2**20)} MiB (maxmemory {n(r.get('maxmemoryBytes', 0) / 2**20)} MiB); "
+            f"the log peaked at {n(r.get('logEntriesMax'))} entries.",
+            f"- Reads: {n(reads)} ({n(f.get('readsPerSecond'))}/s), {n(f.get('readErrors'))} errors, p50 {render(get(f, 'readLatencyMs.p50'))} ms, "
+            f"p95 {render(get(f, 'readLatencyMs.p95'))} ms, max {render(get(f, 'readLatencyMs.max'))} ms; by X-Cache: {render(by)}; origin share {share} % of reads.",
+            f"- Events: {n(f.get('eventsSent'))} signed events accepted, {n(f.get('edits'))} WordPress edits; failures: {len(f.get('failures') or [])}.",
+            f"- Ban list: at most {bans.get('max')} (first minute after warm-up ≤ {bans.get('firstMinuteMax')}, last minute ≤ {bans.get('lastMinuteMax')}); {n(bans.get('added'))} bans added.",
+            f"- Time-to-fresh (edit saved → new content through Varnish): p50 {n(ttf.get('p50'))} ms, p95 {n(ttf.get('p95'))} ms, max {n(ttf.get('max'))} ms over {n(ttf.get('n'))} edits.",
+            f"- Final audit: {n(f.get('auditChecked'))} pages, **{n(f.get('auditStale'))} stale**."]
+    return "\n".join(out)
+
+
+def readme_table():
+    rows = e2e_rows() + freshness_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
+    out = ["| what | figure | script | measured |", "|---|---|---|---|"]
+    out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    return "\n".join(out)
+
+
+# (file, block name, generator): each block sits between <!-- figures:NAME:begin --> and
+# <!-- figures:NAME:end --> (README's is figures:readme).
+BLOCKS = [
+    ("README.md", "readme", readme_table),
+    ("docs/reliability.md", "chaos", lambda: results_table("reliability/results/chaos.json", "make chaos", "fault")),
+    ("docs/reliability.md", "quick", lambda: results_table("reliability/results/quick.json", "make test-reliability", "check")),
+    ("docs/reliability.md", "soak", soak_text),
+]
+
+
+def main():
+    check = "--check" in sys.argv
+    stale = []
+    for rel, name, make in BLOCKS:
+        path = os.path.join(ROOT, rel)
+        begin, end = f"<!-- figures:{name}:begin -->", f"<!-- figures:{name}:end -->"
+        text = open(path).read()
+        if begin not in text or end not in text:
+            sys.exit(f"figures: {rel} has no {begin} … {end} block")
+        block = (f"{begin}\n<!-- generated by scripts/figures.py from the published results files (make publish-results); "
+                 f"edit the generator, not this block -->\n{make()}\n{end}")
+        new = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda _: block, text, flags=re.S)
+        if new == text:
+            continue
+        if check:
+            stale.append(f"{rel} ({name})")
+        else:
+            open(path, "w").write(new)
+            print(f"figures: {rel} ({name}) regenerated")
+    if stale:
+        sys.exit(f"figures: {', '.join(stale)} differ from the results files: run python3 scripts/figures.py")
+
+
+if __name__ == "__main__":
+    main()
