@@ -4,9 +4,9 @@
 // the install (the plugin's own activation bans the whole site) reach Varnish before the stack
 // says it is ready, not seconds later on a cron tick. Exits non-zero if a batch is left.
 require __DIR__ . '/bootstrap.php';
-$outbox = \VarnishEdge\Plugin::instance()->outbox;
-$report = $outbox->flush(100);
-$stats = $outbox->stats();
+$plugin = \VarnishEdge\Plugin::instance();
+$report = $plugin->delivery->flush(100);
+$stats = $plugin->outbox->stats();
 if ($report['failed'] || $stats['rows'] || $stats['dead']) {
     fwrite(STDERR, sprintf("outbox: %d batches left (%s)\n", $stats['rows'], $report['error'] ?: $stats['dead_reason']));
     exit(1);

@@ -15,7 +15,7 @@ if ( ! defined( 'WP_UNINSTALL_PLUGIN' ) ) {
  * and transient (settings with the secrets, status, schema version, coalescing state, notices) and
  * every scheduled `varnish_edge_*` event.
  */
-function varnish_edge_uninstall_site() {
+function varnish_edge_uninstall_site(): void {
 	global $wpdb;
 	$table = $wpdb->prefix . 'varnish_edge_outbox';
 	$wpdb->query( "DROP TABLE IF EXISTS {$table}" );

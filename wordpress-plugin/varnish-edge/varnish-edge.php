@@ -23,7 +23,7 @@ const VERSION     = '1.0.0';
 const PLUGIN_FILE = __FILE__;
 
 spl_autoload_register(
-	static function ( $class ) {
+	static function ( string $class ): void {
 		if ( 0 !== strpos( $class, __NAMESPACE__ . '\\' ) ) {
 			return;
 		}
@@ -35,7 +35,7 @@ spl_autoload_register(
 	}
 );
 
-register_activation_hook( __FILE__, array( Outbox::class, 'install' ) );
-register_deactivation_hook( __FILE__, array( Plugin::class, 'deactivate' ) );
+register_activation_hook( __FILE__, array( Outbox_Table::class, 'install' ) );
+register_deactivation_hook( __FILE__, array( Outbox_Delivery::class, 'unschedule' ) );
 
 Plugin::instance()->register();

@@ -1,6 +1,7 @@
 <?php
 use VarnishEdge\Admin_Bar;
-use VarnishEdge\Outbox;
+use VarnishEdge\Outbox_Delivery;
+use VarnishEdge\Outbox_Table;
 use VarnishEdge\Plugin;
 use VarnishEdge\Site_Health;
 
@@ -19,7 +20,7 @@ class AdminTest extends VE_TestCase {
 
 	protected function setUp(): void {
 		parent::setUp();
-		$this->admin = new \VarnishEdge\Admin_Page( Plugin::instance()->settings, Plugin::instance()->outbox, Plugin::instance()->queue, Plugin::instance()->manual );
+		$this->admin = new \VarnishEdge\Admin_Page( Plugin::instance()->settings, Plugin::instance()->outbox, Plugin::instance()->delivery, Plugin::instance()->queue, Plugin::instance()->manual );
 		add_filter( 'wp_redirect', array( $this, 'stop_redirect' ), 1, 1 );
 		add_filter( 'wp_die_handler', array( $this, 'die_handler' ) );
 		$_GET = $_POST = $_REQUEST = array();
@@ -79,7 +80,7 @@ class AdminTest extends VE_TestCase {
 	}
 
 	/**
-	 * Issue 13 item 8: the purger URL may point at any internal host, so what it answers is never
+	 * The purger URL may point at any internal host, so what it answers is never
 	 * echoed: the status code and a generic, actionable message only.
 	 */
 	public function test_test_connection_never_echoes_the_response_body() {
@@ -162,7 +163,7 @@ class AdminTest extends VE_TestCase {
 	}
 
 	public function test_settings_page_escapes_and_never_prints_the_secret() {
-		update_option( Outbox::STATUS_OPTION, array( 'last_error' => '<script>alert(1)</script>', 'last_error_at' => time() ) );
+		update_option( Outbox_Delivery::STATUS_OPTION, array( 'last_error' => '<script>alert(1)</script>', 'last_error_at' => time() ) );
 		ob_start();
 		$this->admin->register_settings();
 		$this->admin->render();
@@ -173,7 +174,7 @@ class AdminTest extends VE_TestCase {
 		$this->assertStringNotContainsString( '<script>alert(1)', $html );
 		$this->assertStringNotContainsString( Environment::SECRET, $html );
 		$this->assertStringContainsString( 'name="_wpnonce"', $html );
-		delete_option( Outbox::STATUS_OPTION );
+		delete_option( Outbox_Delivery::STATUS_OPTION );
 
 		$subscriber = wp_insert_user( array( 'user_login' => 'sub' . wp_generate_password( 4, false ), 'user_pass' => 'x', 'role' => 'subscriber' ) );
 		wp_set_current_user( $subscriber );
@@ -199,7 +200,7 @@ class AdminTest extends VE_TestCase {
 
 	public function test_site_health_reports_backlog_and_errors() {
 		$health = new Site_Health( Plugin::instance()->settings, Plugin::instance()->outbox );
-		$tests  = $health->register( array( 'direct' => array() ) );
+		$tests  = $health->add_test( array( 'direct' => array() ) );
 		$this->assertArrayHasKey( 'varnish_edge', $tests['direct'] );
 		$this->assertSame( 'good', $health->run()['status'] );
 
@@ -212,7 +213,7 @@ class AdminTest extends VE_TestCase {
 		$this->assertStringContainsString( 'Could not reach the purger', $result['description'] );
 
 		global $wpdb;
-		$wpdb->query( 'UPDATE ' . Outbox::table() . ' SET created_at = created_at - 3600' );
+		$wpdb->query( 'UPDATE ' . Outbox_Table::name() . ' SET created_at = created_at - 3600' );
 		$this->assertSame( 'critical', $health->run()['status'] );
 	}
 
@@ -226,7 +227,7 @@ class AdminTest extends VE_TestCase {
 		file_put_contents(
 			$script,
 			'<?php $_SERVER["HTTP_HOST"] = "127.0.0.1"; require ' . var_export( Environment::$wp . '/wp-load.php', true ) . '; require_once ABSPATH . "wp-admin/includes/admin.php"; wp_set_current_user( 1 );'
-			. '$p = \VarnishEdge\Plugin::instance(); $a = new \VarnishEdge\Admin_Page( $p->settings, $p->outbox, $p->queue, $p->manual );'
+			. '$p = \VarnishEdge\Plugin::instance(); $a = new \VarnishEdge\Admin_Page( $p->settings, $p->outbox, $p->delivery, $p->queue, $p->manual );'
 			. 'ob_start(); $a->render_field( array( "name" => "ttl" ) ); $a->render_field( array( "name" => "secret" ) ); $html = ob_get_clean();'
 			. 'echo json_encode( array( "url" => $p->settings->events_endpoint(), "secrets" => count( $p->settings->secrets() ), "ns" => $p->settings->key_namespace(), "ttl" => $p->settings->ttl(), "html" => $html ) );'
 		);

@@ -34,7 +34,7 @@ class CliCommandTest extends VE_TestCase {
 		);
 	}
 
-	/** Issue 11: `purge all` asks before purging the whole site, unless --yes. */
+	/** `purge all` asks before purging the whole site, unless --yes. */
 	public function test_purge_all_asks_for_confirmation_unless_yes() {
 		try {
 			$this->cli( false )->purge( array( 'all' ) );
@@ -125,7 +125,7 @@ class CliCommandTest extends VE_TestCase {
 		$this->assertTrue( $this->sent_all() );
 	}
 
-	/** Issue 14: a refusal is reported, shown by status, and `outbox flush` sends refused batches again. */
+	/** A refusal is reported, shown by status, and `outbox flush` sends refused batches again. */
 	public function test_refused_batches_are_reported_and_flush_retries_them() {
 		Environment::receiver_status( 403 );
 		try {

@@ -6,7 +6,7 @@ use VarnishEdge\Plugin;
  */
 class EventsTest extends VE_TestCase {
 
-	public function test_body_update_purges_own_page_and_listings_showing_it_but_not_siblings() {
+	public function test_body_update_purges_own_page_and_listings_showing_it_but_not_siblings(): void {
 		$id = self::$ids['charlie'];
 		wp_update_post( array( 'ID' => $id, 'post_content' => 'Charlie, rewritten ' . microtime( true ) ) );
 		$this->end_request();
@@ -30,7 +30,7 @@ class EventsTest extends VE_TestCase {
 		}
 	}
 
-	public function test_slug_change_purges_old_permalink() {
+	public function test_slug_change_purges_old_permalink(): void {
 		$id  = $this->new_post( array( 'post_name' => 'old-slug', 'post_date' => '2025-03-03 10:00:00' ) );
 		$old = get_permalink( $id );
 		wp_update_post( array( 'ID' => $id, 'post_name' => 'new-slug' ) );
@@ -42,7 +42,7 @@ class EventsTest extends VE_TestCase {
 		$this->assertContains( $this->key( "pn-$id" ), $this->sent_tags( true ) );
 	}
 
-	public function test_parent_page_slug_change_purges_children_by_prefix() {
+	public function test_parent_page_slug_change_purges_children_by_prefix(): void {
 		$parent = $this->new_post( array( 'post_type' => 'page', 'post_name' => 'parent-page' ) );
 		$child  = $this->new_post( array( 'post_type' => 'page', 'post_name' => 'child-page', 'post_parent' => $parent ) );
 		$this->assertSame( home_url( '/parent-page/child-page/' ), get_permalink( $child ) );
@@ -55,7 +55,7 @@ class EventsTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_publish_enters_listings_and_drops_404_at_new_url() {
+	public function test_publish_enters_listings_and_drops_404_at_new_url(): void {
 		$id = wp_insert_post( array( 'post_title' => 'Fresh', 'post_name' => 'fresh', 'post_status' => 'draft', 'post_category' => array( self::$ids['sports'] ), 'post_date' => '2025-09-09 09:00:00' ) );
 		$this->end_request();
 		$this->assertSame( array(), Environment::webhooks(), 'saving a draft purges nothing' );
@@ -75,7 +75,7 @@ class EventsTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_unpublish_purges_public_url_not_query_form() {
+	public function test_unpublish_purges_public_url_not_query_form(): void {
 		$id  = $this->new_post( array( 'post_name' => 'leaving', 'post_category' => array( self::$ids['news'] ) ) );
 		$url = get_permalink( $id );
 		wp_update_post( array( 'ID' => $id, 'post_status' => 'draft' ) );
@@ -91,7 +91,7 @@ class EventsTest extends VE_TestCase {
 		}
 	}
 
-	public function test_trash_and_delete_purge_the_old_url() {
+	public function test_trash_and_delete_purge_the_old_url(): void {
 		$id  = $this->new_post( array( 'post_name' => 'trashme' ) );
 		$url = get_permalink( $id );
 		wp_trash_post( $id );
@@ -107,7 +107,7 @@ class EventsTest extends VE_TestCase {
 		$this->assertContains( $this->key( "p-$id2" ), $this->sent_tags( false ) );
 	}
 
-	public function test_scheduled_post_going_live_is_purged() {
+	public function test_scheduled_post_going_live_is_purged(): void {
 		$when = gmdate( 'Y-m-d H:i:s', time() + 3600 );
 		$id   = wp_insert_post( array( 'post_title' => 'Later', 'post_name' => 'later', 'post_status' => 'future', 'post_date' => $when, 'post_date_gmt' => $when ) );
 		$this->end_request();
@@ -130,7 +130,7 @@ class EventsTest extends VE_TestCase {
 	 * not wait for the events after it (the e2e stale-page audit on the compose stack: a category
 	 * listing and its feed kept without the post that went live, while `do_pings` waited on DNS).
 	 */
-	public function test_scheduled_post_going_live_in_a_cron_run_is_delivered_before_the_rest_of_the_run() {
+	public function test_scheduled_post_going_live_in_a_cron_run_is_delivered_before_the_rest_of_the_run(): void {
 		$when = gmdate( 'Y-m-d H:i:s', time() + 3600 );
 		$id   = wp_insert_post( array( 'post_title' => 'Cron later', 'post_name' => 'cron-later', 'post_status' => 'future', 'post_date' => $when, 'post_date_gmt' => $when, 'post_category' => array( self::$ids['sports'] ) ) );
 		$this->end_request();
@@ -157,7 +157,7 @@ class EventsTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_double_save_is_one_batch_and_noop_save_purges_only_the_post_itself() {
+	public function test_double_save_is_one_batch_and_noop_save_purges_only_the_post_itself(): void {
 		$id = self::$ids['delta'];
 		wp_update_post( array( 'ID' => $id, 'post_content' => 'Delta v' . microtime( true ) ) );
 		wp_update_post( array( 'ID' => $id, 'post_excerpt' => 'Delta excerpt ' . microtime( true ) ) );
@@ -178,7 +178,7 @@ class EventsTest extends VE_TestCase {
 		$this->assertSame( array(), array_values( array_diff( $sent, $allowed ) ), 'the post itself and feeds, nothing else' );
 	}
 
-	public function test_bulk_edit_of_100_posts_sends_a_bounded_batch() {
+	public function test_bulk_edit_of_100_posts_sends_a_bounded_batch(): void {
 		$ids = array();
 		for ( $i = 0; $i < 100; $i++ ) {
 			$ids[] = wp_insert_post( array( 'post_title' => "Bulk $i", 'post_status' => 'publish', 'post_date' => '2024-01-01 00:00:00' ) );
@@ -201,7 +201,7 @@ class EventsTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_category_change_purges_old_and_new_term_listings_only() {
+	public function test_category_change_purges_old_and_new_term_listings_only(): void {
 		$id = self::$ids['golf'];
 		wp_set_post_categories( $id, array( self::$ids['news'] ) );
 		$this->end_request();
@@ -215,7 +215,7 @@ class EventsTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_author_change_and_sticky() {
+	public function test_author_change_and_sticky(): void {
 		$id = self::$ids['alpha'];
 		wp_update_post( array( 'ID' => $id, 'post_author' => self::$ids['alice'] ) );
 		$this->end_request();
@@ -233,7 +233,7 @@ class EventsTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_comments() {
+	public function test_comments(): void {
 		$post = self::$ids['echo'];
 		$cid  = wp_insert_comment( array( 'comment_post_ID' => $post, 'comment_content' => 'Nice', 'comment_approved' => 1 ) );
 		$this->end_request();
@@ -259,7 +259,7 @@ class EventsTest extends VE_TestCase {
 		$this->assertContains( $this->key( "c-$post" ), $this->sent_tags( false ) );
 	}
 
-	public function test_term_edit_rename_and_delete() {
+	public function test_term_edit_rename_and_delete(): void {
 		$term = wp_insert_term( 'Temporary', 'category', array( 'slug' => 'temporary' ) )['term_id'];
 		$this->end_request();
 		// Its archive with its pages and feed: a cached 404, an empty feed.
@@ -280,7 +280,7 @@ class EventsTest extends VE_TestCase {
 		$this->assertContains( home_url( '/category/renamed/' ), $this->sent_urls( 'prefix' ) );
 	}
 
-	public function test_menus_widgets_and_site_wide_changes() {
+	public function test_menus_widgets_and_site_wide_changes(): void {
 		$menu = wp_create_nav_menu( 'Main ' . wp_generate_password( 4, false ) );
 		wp_update_nav_menu_item( $menu, 0, array( 'menu-item-title' => 'Home', 'menu-item-url' => home_url( '/' ), 'menu-item-status' => 'publish' ) );
 		$this->end_request();
@@ -308,7 +308,7 @@ class EventsTest extends VE_TestCase {
 		$this->assertTrue( $this->sent_all() );
 	}
 
-	public function test_user_profile_change() {
+	public function test_user_profile_change(): void {
 		$alice = self::$ids['alice'];
 		wp_update_user( array( 'ID' => $alice, 'display_name' => 'Alice A. ' . wp_generate_password( 4, false ) ) );
 		$this->end_request();
@@ -322,7 +322,7 @@ class EventsTest extends VE_TestCase {
 		$this->assertSame( array(), Environment::webhooks(), 'an update that changes nothing public' );
 	}
 
-	public function test_attachment_change_purges_embedding_posts() {
+	public function test_attachment_change_purges_embedding_posts(): void {
 		$att  = wp_insert_attachment( array( 'post_title' => 'Picture', 'post_mime_type' => 'image/png', 'post_status' => 'inherit', 'guid' => home_url( '/wp-content/uploads/pic.png' ) ), 'pic.png', 0 );
 		$post = $this->new_post( array( 'post_content' => '<img class="wp-image-' . $att . '" src="x.png">' ) );
 		$thumb = $this->new_post();
@@ -339,7 +339,7 @@ class EventsTest extends VE_TestCase {
 		$this->assertContains( $this->key( "e-$att" ), Environment::keys_of( Environment::fetch( get_permalink( $thumb ) ) ), 'the post with it as featured image carries it' );
 	}
 
-	public function test_events_follow_the_protocol() {
+	public function test_events_follow_the_protocol(): void {
 		wp_update_post( array( 'ID' => self::$ids['echo'], 'post_title' => 'Echo ' . wp_generate_password( 4, false ) ) );
 		$this->end_request();
 		foreach ( Environment::accepted_events() as $event ) {

@@ -37,7 +37,7 @@ class ListingOrderTest extends VE_TestCase {
 		parent::tearDown();
 	}
 
-	public function test_date_ordered_queries_break_ties_by_id_in_the_same_direction() {
+	public function test_date_ordered_queries_break_ties_by_id_in_the_same_direction(): void {
 		global $wpdb;
 		$p = $wpdb->posts;
 		$q = new WP_Query( array( 'cat' => $this->cat, 'posts_per_page' => 10 ) );
@@ -56,7 +56,7 @@ class ListingOrderTest extends VE_TestCase {
 		$this->assertStringNotContainsString( "{$p}.ID", substr( $q->request, strpos( $q->request, 'ORDER BY' ) ) );
 	}
 
-	public function test_archive_pages_feed_and_rest_list_tied_posts_newest_id_first_every_time() {
+	public function test_archive_pages_feed_and_rest_list_tied_posts_newest_id_first_every_time(): void {
 		$slug = get_term( $this->cat )->slug;
 		for ( $i = 0; $i < 5; $i++ ) {
 			$page = Environment::fetch( "/category/{$slug}/" );

@@ -14,7 +14,7 @@ class MediaTest extends VE_TestCase {
 	}
 
 	/** What an upload does (`media_handle_upload()`): file, attachment, then generated metadata. */
-	private function upload_image( $name, $width, $height ) {
+	private function upload_image( string $name, int $width, int $height ): int {
 		$img = imagecreatetruecolor( $width, $height );
 		imagefilledrectangle( $img, 0, 0, intdiv( $width, 3 ), $height - 1, imagecolorallocate( $img, 200, 30, 30 ) );
 		ob_start();
@@ -28,7 +28,7 @@ class MediaTest extends VE_TestCase {
 	}
 
 	/** What the media library's image editor does on "Save" after a rotation. */
-	private function rotate_in_image_editor( $id ) {
+	private function rotate_in_image_editor( int $id ): void {
 		$_REQUEST['history'] = '[{"r":90}]';
 		$_REQUEST['target']  = 'all';
 		$result              = wp_save_image( $id );
@@ -36,7 +36,7 @@ class MediaTest extends VE_TestCase {
 	}
 
 	/** URLs of the current main file and sizes, as themes address them (next to the main file). */
-	private function shown_file_urls( $id ) {
+	private function shown_file_urls( int $id ): array {
 		$main = wp_get_attachment_url( $id );
 		$urls = array( $main );
 		foreach ( wp_get_attachment_metadata( $id )['sizes'] as $size ) {
@@ -46,7 +46,7 @@ class MediaTest extends VE_TestCase {
 	}
 
 	/** URLs of hard `urls` events. */
-	private function hard_urls() {
+	private function hard_urls(): array {
 		$out = array();
 		foreach ( Environment::accepted_events() as $event ) {
 			if ( 'urls' === $event['kind'] && false === $event['soft'] ) {
@@ -56,7 +56,7 @@ class MediaTest extends VE_TestCase {
 		return $out;
 	}
 
-	public function test_new_upload_purges_only_the_rest_media_listings() {
+	public function test_new_upload_purges_only_the_rest_media_listings(): void {
 		$this->upload_image( 'fresh.jpg', 1200, 800 );
 		$this->end_request();
 		// No page or file can show it yet; /wp/v2/media lists the newest attachments first.
@@ -65,7 +65,7 @@ class MediaTest extends VE_TestCase {
 		$this->assertSame( array(), $this->sent_urls() );
 	}
 
-	public function test_deleting_an_image_purges_original_every_size_and_backups() {
+	public function test_deleting_an_image_purges_original_every_size_and_backups(): void {
 		// Past big_image_size_threshold (2560): WordPress serves a -scaled copy and keeps the original.
 		$att  = $this->upload_image( 'takedown.jpg', 2600, 1300 );
 		$meta = wp_get_attachment_metadata( $att );
@@ -98,7 +98,7 @@ class MediaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_image_edit_purges_old_and_new_file_urls_and_embedding_posts() {
+	public function test_image_edit_purges_old_and_new_file_urls_and_embedding_posts(): void {
 		$att   = $this->upload_image( 'edited.jpg', 1200, 800 );
 		$page  = get_permalink( $att );
 		$post  = $this->new_post( array( 'post_content' => '<!-- wp:image {"id":' . $att . '} --><figure class="wp-block-image"><img src="' . esc_url( wp_get_attachment_image_url( $att, 'large' ) ) . '" class="wp-image-' . $att . '"/></figure><!-- /wp:image -->' ) );
@@ -129,7 +129,7 @@ class MediaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_regenerating_sizes_purges_the_rewritten_files() {
+	public function test_regenerating_sizes_purges_the_rewritten_files(): void {
 		$att = $this->upload_image( 'regenerated.jpg', 1200, 800 );
 		$this->end_request();
 		Environment::clear_webhooks();
@@ -148,7 +148,7 @@ class MediaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_deleting_a_pdf_purges_its_file_url() {
+	public function test_deleting_a_pdf_purges_its_file_url(): void {
 		$upload = wp_upload_bits( 'terms.pdf', null, "%PDF-1.4\n%%EOF\n", '2025/06' );
 		$this->assertFalse( $upload['error'] );
 		$att = wp_insert_attachment( array( 'post_title' => 'Terms', 'post_mime_type' => 'application/pdf', 'post_status' => 'inherit' ), $upload['file'] );
@@ -163,7 +163,7 @@ class MediaTest extends VE_TestCase {
 		$this->assertContains( $this->key( "p-$att" ), $this->sent_tags( false ) );
 	}
 
-	public function test_file_urls_accept_any_metadata() {
+	public function test_file_urls_accept_any_metadata(): void {
 		$upload = wp_upload_bits( 'odd.png', null, 'not really a png', '2025/06' );
 		$att    = wp_insert_attachment( array( 'post_title' => 'Odd', 'post_mime_type' => 'image/png', 'post_status' => 'inherit' ), $upload['file'] );
 		$this->end_request();

@@ -1,8 +1,9 @@
 <?php
 /**
- * Issue 13 item 8 and 9 on a real subdirectory multisite network (tests/support/Multisite.php:
- * the same WordPress and MariaDB, table prefix ms_, main site http://ms.test/, sub-site
- * http://ms.test/sub/, each scenario a PHP process loaded as a request to that site).
+ * Site scope, the purger URL's network-admin rule and uninstall on a real subdirectory multisite
+ * network (tests/support/Multisite.php: the same WordPress and MariaDB, table prefix ms_, main
+ * site http://ms.test/, sub-site http://ms.test/sub/, each scenario a PHP process loaded as a
+ * request to that site).
  */
 class MultisiteTest extends VE_TestCase {
 
@@ -14,7 +15,7 @@ class MultisiteTest extends VE_TestCase {
 			add_filter( "wp_redirect", static function ( $to ) { throw new RuntimeException( "redirect" ); }, 1 );
 			wp_set_current_user( $ve["subadmin"] );
 			$p     = \VarnishEdge\Plugin::instance();
-			$admin = new \VarnishEdge\Admin_Page( $p->settings, $p->outbox, $p->queue, $p->manual );
+			$admin = new \VarnishEdge\Admin_Page( $p->settings, $p->outbox, $p->delivery, $p->queue, $p->manual );
 			$_GET  = $_REQUEST = array( "scope" => "all", "_wpnonce" => wp_create_nonce( "varnish_edge_purge_all" ) );
 			try {
 				$admin->handle_purge(); // The admin bar "Purge whole site" link, as the sub-site administrator.
@@ -23,7 +24,7 @@ class MultisiteTest extends VE_TestCase {
 			$p->queue->dispatch();
 			// Every other whole-site purge of the sub-site (theme switch, collapse, dead letter) goes through the outbox.
 			$p->outbox->enqueue( \VarnishEdge\Settings::site_host( home_url() ), array( \VarnishEdge\Event_Builder::all_event( "theme switched", time() ) ) );
-			$p->outbox->process( true );
+			$p->delivery->process( true );
 			return array(
 				"blog"    => get_current_blog_id(),
 				"home"    => home_url( "/" ),
@@ -56,7 +57,7 @@ class MultisiteTest extends VE_TestCase {
 			$p = \VarnishEdge\Plugin::instance();
 			$p->queue->add( $p->manual->all( "admin" ) );
 			$p->queue->commit();
-			$p->outbox->process( true );
+			$p->delivery->process( true );
 			return get_current_blog_id();
 			'
 		);
@@ -69,7 +70,7 @@ class MultisiteTest extends VE_TestCase {
 			'/sub/',
 			'
 			$settings = new \VarnishEdge\Settings();
-			$page     = new \VarnishEdge\Admin_Page( $settings, \VarnishEdge\Plugin::instance()->outbox, \VarnishEdge\Plugin::instance()->queue, \VarnishEdge\Plugin::instance()->manual );
+			$page     = new \VarnishEdge\Admin_Page( $settings, \VarnishEdge\Plugin::instance()->outbox, \VarnishEdge\Plugin::instance()->delivery, \VarnishEdge\Plugin::instance()->queue, \VarnishEdge\Plugin::instance()->manual );
 			$before   = $settings->stored()["purger_url"];
 			$out      = array( "before" => $before );
 
@@ -118,9 +119,9 @@ class MultisiteTest extends VE_TestCase {
 			global $wpdb;
 			foreach ( get_sites( array( "fields" => "ids" ) ) as $blog ) {
 				switch_to_blog( $blog );
-				\VarnishEdge\Outbox::install();
-				update_option( \VarnishEdge\Outbox::STATUS_OPTION, array( "last_success" => time() ) );
-				wp_schedule_single_event( time() + 600, \VarnishEdge\Outbox::CRON_HOOK );
+				\VarnishEdge\Outbox_Table::install();
+				update_option( \VarnishEdge\Outbox_Delivery::STATUS_OPTION, array( "last_success" => time() ) );
+				wp_schedule_single_event( time() + 600, \VarnishEdge\Outbox_Delivery::CRON_HOOK );
 				wp_schedule_single_event( time() + 600, "varnish_edge_later_feature" );
 				set_transient( "varnish_edge_notice_1", array( "success", "x" ), 120 );
 				update_option( "varnish_edge_later_feature", 1 );
@@ -132,7 +133,7 @@ class MultisiteTest extends VE_TestCase {
 				foreach ( get_sites( array( "fields" => "ids" ) ) as $blog ) {
 					switch_to_blog( $blog );
 					$out["options"][ $blog ] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM {$wpdb->options} WHERE option_name LIKE \"%varnish\\_edge\\_%\"" );
-					$out["cron"][ $blog ]    = wp_next_scheduled( \VarnishEdge\Outbox::CRON_HOOK ) || wp_next_scheduled( "varnish_edge_later_feature" );
+					$out["cron"][ $blog ]    = wp_next_scheduled( \VarnishEdge\Outbox_Delivery::CRON_HOOK ) || wp_next_scheduled( "varnish_edge_later_feature" );
 					restore_current_blog();
 				}
 				$out["network"] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM {$wpdb->sitemeta} WHERE meta_key LIKE \"varnish\\_edge\\_%\"" );

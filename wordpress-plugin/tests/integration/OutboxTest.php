@@ -1,5 +1,7 @@
 <?php
-use VarnishEdge\Outbox;
+use VarnishEdge\Outbox_Delivery;
+use VarnishEdge\Outbox_Store;
+use VarnishEdge\Outbox_Table;
 use VarnishEdge\Plugin;
 
 /**
@@ -10,8 +12,8 @@ class OutboxTest extends VE_TestCase {
 
 	private function make_due() {
 		global $wpdb;
-		$wpdb->query( 'UPDATE ' . Outbox::table() . ' SET next_attempt_at = 0' );
-		update_option( 'varnish_edge_outbox_next', 1 );
+		$wpdb->query( 'UPDATE ' . Outbox_Table::name() . ' SET next_attempt_at = 0' );
+		update_option( Outbox_Store::NEXT_DUE_OPTION, 1 );
 	}
 
 	public function test_purger_down_then_up_delivers_everything_once() {
@@ -27,27 +29,27 @@ class OutboxTest extends VE_TestCase {
 		}
 		$stats = Plugin::instance()->outbox->stats();
 		$this->assertSame( 5, $stats['rows'], 'one durable row per request' );
-		$this->assertStringContainsString( 'Could not reach the purger', Outbox::status()['last_error'] );
-		$this->assertNotFalse( wp_next_scheduled( Outbox::CRON_HOOK ), 'WP-Cron retry scheduled' );
+		$this->assertStringContainsString( 'Could not reach the purger', Outbox_Delivery::status()['last_error'] );
+		$this->assertNotFalse( wp_next_scheduled( Outbox_Delivery::CRON_HOOK ), 'WP-Cron retry scheduled' );
 
 		// Every failed row got a backoff.
 		global $wpdb;
-		foreach ( $wpdb->get_results( 'SELECT attempts, created_at, next_attempt_at FROM ' . Outbox::table() ) as $row ) {
+		foreach ( $wpdb->get_results( 'SELECT attempts, created_at, next_attempt_at FROM ' . Outbox_Table::name() ) as $row ) {
 			$this->assertSame( 1, (int) $row->attempts );
 			$this->assertGreaterThanOrEqual( (int) $row->created_at + 15, (int) $row->next_attempt_at );
 		}
 
 		// While rows are not due, later requests leave the purger alone.
-		$wpdb->query( 'UPDATE ' . Outbox::table() . ' SET next_attempt_at = ' . ( time() + 600 ) );
-		Plugin::instance()->outbox->schedule_next();
+		$wpdb->query( 'UPDATE ' . Outbox_Table::name() . ' SET next_attempt_at = ' . ( time() + 600 ) );
+		Plugin::instance()->delivery->schedule_next();
 		Environment::start_receiver();
 		$this->end_request();
-		Plugin::instance()->outbox->process();
+		Plugin::instance()->delivery->process();
 		$this->assertSame( array(), Environment::webhooks() );
 
 		// Backoff expired: the cron hook delivers.
 		$this->make_due();
-		do_action( Outbox::CRON_HOOK );
+		do_action( Outbox_Delivery::CRON_HOOK );
 		$this->assertSame( 0, Plugin::instance()->outbox->stats()['rows'] );
 		$hooks = Environment::webhooks();
 		$this->assertCount( 1, $hooks, 'the backlog goes out merged in one webhook' );
@@ -61,10 +63,10 @@ class OutboxTest extends VE_TestCase {
 
 		// Nothing is sent twice afterwards.
 		$this->make_due();
-		do_action( Outbox::CRON_HOOK );
-		Plugin::instance()->outbox->process( true );
+		do_action( Outbox_Delivery::CRON_HOOK );
+		Plugin::instance()->delivery->process( true );
 		$this->assertCount( 1, Environment::webhooks() );
-		$this->assertGreaterThan( time() - 60, Outbox::status()['last_success'] );
+		$this->assertGreaterThan( time() - 60, Outbox_Delivery::status()['last_success'] );
 	}
 
 	public function test_error_answers_are_retried_with_the_same_webhook_id() {
@@ -75,10 +77,10 @@ class OutboxTest extends VE_TestCase {
 		$this->assertCount( 1, $hooks );
 		$this->assertSame( 503, $hooks[0]['status'] );
 		$this->assertSame( 1, Plugin::instance()->outbox->stats()['rows'] );
-		$this->assertStringContainsString( 'HTTP 503', Outbox::status()['last_error'] );
+		$this->assertStringContainsString( 'HTTP 503', Outbox_Delivery::status()['last_error'] );
 
 		global $wpdb;
-		$row = $wpdb->get_row( 'SELECT * FROM ' . Outbox::table() );
+		$row = $wpdb->get_row( 'SELECT * FROM ' . Outbox_Table::name() );
 		$this->assertSame( 1, (int) $row->attempts );
 		$this->assertGreaterThan( time() + 5, (int) $row->next_attempt_at, 'backoff' );
 
@@ -95,14 +97,15 @@ class OutboxTest extends VE_TestCase {
 
 	public function test_outbox_collapses_to_one_full_purge_past_the_limit() {
 		Environment::stop_receiver();
-		$outbox = Plugin::instance()->outbox;
-		for ( $i = 0; $i <= Outbox::MAX_ROWS; $i++ ) {
+		$outbox   = Plugin::instance()->outbox;
+		$delivery = Plugin::instance()->delivery;
+		for ( $i = 0; $i <= Outbox_Store::MAX_ROWS; $i++ ) {
 			$outbox->enqueue( Environment::site(), array( array( 'id' => "wp-c$i", 'kind' => 'tags', 'tags' => array( "wpt-x-$i" ), 'soft' => false, 'reason' => 'r', 'time' => gmdate( 'Y-m-d\TH:i:s\Z' ) ) ) );
 		}
 		$stats = $outbox->stats();
 		$this->assertSame( 1, $stats['rows'] );
 		Environment::start_receiver();
-		$outbox->process( true );
+		$delivery->process( true );
 		$events = Environment::accepted_events();
 		$this->assertCount( 1, $events );
 		$this->assertSame( 'all', $events[0]['kind'] );
@@ -110,18 +113,19 @@ class OutboxTest extends VE_TestCase {
 
 	public function test_rows_are_locked_while_being_sent() {
 		global $wpdb;
-		$outbox = Plugin::instance()->outbox;
+		$outbox   = Plugin::instance()->outbox;
+		$delivery = Plugin::instance()->delivery;
 		Environment::stop_receiver();
 		$outbox->enqueue( Environment::site(), array( array( 'id' => 'wp-lock1', 'kind' => 'all', 'soft' => false, 'reason' => 'r', 'time' => gmdate( 'Y-m-d\TH:i:s\Z' ) ) ) );
 		Environment::start_receiver();
 		// Another process holds the lock on the row.
-		$wpdb->query( $wpdb->prepare( 'UPDATE ' . Outbox::table() . ' SET lock_token = %s, locked_until = %d, next_attempt_at = 0', 'other', time() + 60 ) );
-		$report = $outbox->process( true );
+		$wpdb->query( $wpdb->prepare( 'UPDATE ' . Outbox_Table::name() . ' SET lock_token = %s, locked_until = %d, next_attempt_at = 0', 'other', time() + 60 ) );
+		$report = $delivery->process( true );
 		$this->assertSame( 0, $report['sent'] );
 		$this->assertSame( array(), Environment::webhooks() );
 		// The lock expires (its holder died): the row is sent.
-		$wpdb->query( 'UPDATE ' . Outbox::table() . ' SET locked_until = 1' );
-		$report = $outbox->process( true );
+		$wpdb->query( 'UPDATE ' . Outbox_Table::name() . ' SET locked_until = 1' );
+		$report = $delivery->process( true );
 		$this->assertSame( 1, $report['sent'] );
 		$this->assertCount( 1, Environment::accepted_events() );
 	}
@@ -150,22 +154,22 @@ class OutboxTest extends VE_TestCase {
 	public function test_table_is_created_when_activated_by_option() {
 		global $wpdb;
 		// install.php activated the plugin by writing active_plugins: no activation hook ran.
-		$this->assertSame( Outbox::table(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
-		$this->assertSame( Outbox::DB_VERSION, get_option( Outbox::DB_OPTION ) );
-		Outbox::install(); // Idempotent.
-		$this->assertSame( Outbox::table(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
+		$this->assertSame( Outbox_Table::name(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox_Table::name() ) ) );
+		$this->assertSame( Outbox_Table::DB_VERSION, get_option( Outbox_Table::DB_OPTION ) );
+		Outbox_Table::install(); // Idempotent.
+		$this->assertSame( Outbox_Table::name(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox_Table::name() ) ) );
 	}
 
 	/** The columns of schema 2 (solo, dead_at) are added to a table of an earlier version on plugins_loaded. */
 	public function test_older_table_is_upgraded() {
 		global $wpdb;
-		$wpdb->query( 'ALTER TABLE ' . Outbox::table() . ' DROP COLUMN solo, DROP COLUMN dead_at' );
-		update_option( Outbox::DB_OPTION, '1' );
-		Outbox::maybe_install();
-		$columns = $wpdb->get_col( 'SHOW COLUMNS FROM ' . Outbox::table() );
+		$wpdb->query( 'ALTER TABLE ' . Outbox_Table::name() . ' DROP COLUMN solo, DROP COLUMN dead_at' );
+		update_option( Outbox_Table::DB_OPTION, '1' );
+		Outbox_Table::maybe_install();
+		$columns = $wpdb->get_col( 'SHOW COLUMNS FROM ' . Outbox_Table::name() );
 		$this->assertContains( 'solo', $columns );
 		$this->assertContains( 'dead_at', $columns );
-		$this->assertSame( Outbox::DB_VERSION, get_option( Outbox::DB_OPTION ) );
+		$this->assertSame( Outbox_Table::DB_VERSION, get_option( Outbox_Table::DB_OPTION ) );
 	}
 
 	private function tag_event( $id, array $tags ) {
@@ -174,12 +178,13 @@ class OutboxTest extends VE_TestCase {
 
 	private function message_ids() {
 		global $wpdb;
-		return $wpdb->get_col( 'SELECT message_id FROM ' . Outbox::table() . ' ORDER BY id' );
+		return $wpdb->get_col( 'SELECT message_id FROM ' . Outbox_Table::name() . ' ORDER BY id' );
 	}
 
-	/** Issue 14: a 413 is split in halves (new webhook ids, same event ids) until every part fits. */
+	/** A 413 is split in halves (new webhook ids, same event ids) until every part fits. */
 	public function test_413_splits_the_batch_in_halves_until_it_fits() {
-		$outbox = Plugin::instance()->outbox;
+		$outbox   = Plugin::instance()->outbox;
+		$delivery = Plugin::instance()->delivery;
 		$events = array();
 		$tags   = array();
 		for ( $i = 0; $i < 8; $i++ ) {
@@ -196,7 +201,7 @@ class OutboxTest extends VE_TestCase {
 		$two = strlen( wp_json_encode( array( 'site' => Environment::site(), 'events' => array_slice( $events, 0, 2 ) ), JSON_UNESCAPED_SLASHES ) );
 		Environment::receiver_control( 'max-bytes ' . ( $two + 20 ) );
 
-		$outbox->process( true, 50 );
+		$delivery->process( true, 50 );
 
 		$hooks = Environment::webhooks();
 		$this->assertSame( array( 413 => 3, 202 => 4 ), array_count_values( array_column( $hooks, 'status' ) ), '8 -> 4+4 -> 2+2+2+2' );
@@ -215,9 +220,10 @@ class OutboxTest extends VE_TestCase {
 		$this->assertSame( 0, $stats['dead'] );
 	}
 
-	/** Issue 14: one event is split by its keys; what cannot shrink is dead-lettered, not retried. */
+	/** One event is split by its keys; what cannot shrink is dead-lettered, not retried. */
 	public function test_413_splits_one_event_by_keys_and_dead_letters_what_cannot_shrink() {
-		$outbox = Plugin::instance()->outbox;
+		$outbox   = Plugin::instance()->outbox;
+		$delivery = Plugin::instance()->delivery;
 		$tags   = array();
 		for ( $j = 0; $j < 64; $j++ ) {
 			$tags[] = "wpt-one-$j";
@@ -225,7 +231,7 @@ class OutboxTest extends VE_TestCase {
 		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-one', $tags ) ) );
 		$quarter = strlen( wp_json_encode( array( 'site' => Environment::site(), 'events' => array( $this->tag_event( 'wp-one.2.2', array_slice( $tags, 48, 16 ) ) ) ), JSON_UNESCAPED_SLASHES ) );
 		Environment::receiver_control( 'max-bytes ' . ( $quarter + 5 ) );
-		$outbox->process( true, 50 );
+		$delivery->process( true, 50 );
 		$this->assertEqualsCanonicalizing( $tags, $this->sent_tags() );
 		$this->assertEqualsCanonicalizing( array( 'wp-one.1.1', 'wp-one.1.2', 'wp-one.2.1', 'wp-one.2.2' ), array_column( Environment::accepted_events(), 'id' ) );
 		$this->assertSame( 0, $outbox->stats()['rows'] );
@@ -234,22 +240,23 @@ class OutboxTest extends VE_TestCase {
 		Environment::clear_webhooks();
 		Environment::receiver_control( 'max-bytes 50' );
 		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-huge', array( 'wpt-huge' ) ) ) );
-		$outbox->process( true, 50 );
+		$delivery->process( true, 50 );
 		$this->assertSame( array( 413, 413 ), array_column( Environment::webhooks(), 'status' ), 'the batch, then its full-purge fallback; no retries' );
 		$stats = $outbox->stats();
 		$this->assertSame( 0, $stats['rows'] );
 		$this->assertSame( 2, $stats['dead'] );
 		$this->assertStringContainsString( 'HTTP 413', $stats['dead_reason'] );
-		$outbox->process( true, 50 );
+		$delivery->process( true, 50 );
 		$this->assertCount( 2, Environment::webhooks(), 'dead letters are not retried' );
 	}
 
 	/**
-	 * Issue 14: 400 and 403 are permanent: the refused batch is dead-lettered at once (visible with
+	 * 400 and 403 are permanent: the refused batch is dead-lettered at once (visible with
 	 * its reason), merged neighbours still go out, and a full purge with its own id replaces it.
 	 */
 	public function test_400_and_403_are_dead_lettered_at_once_and_replaced_by_a_full_purge() {
-		$outbox = Plugin::instance()->outbox;
+		$outbox   = Plugin::instance()->outbox;
+		$delivery = Plugin::instance()->delivery;
 		Environment::stop_receiver();
 		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-good-1', array( 'wpt-good-1' ) ) ) );
 		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-bad', array( 'wpt-bad' ) ) ) );
@@ -258,7 +265,7 @@ class OutboxTest extends VE_TestCase {
 		Environment::start_receiver();
 		Environment::receiver_control( 'refuse-tag wpt-bad 400' );
 
-		$outbox->process( true, 50 );
+		$delivery->process( true, 50 );
 
 		$hooks = Environment::webhooks();
 		$this->assertSame( 400, $hooks[0]['status'], 'the merged batch' );
@@ -284,14 +291,14 @@ class OutboxTest extends VE_TestCase {
 		$this->assertSame( 1, $stats['dead'] );
 		$this->assertStringContainsString( 'HTTP 400', $stats['dead_reason'] );
 		$this->assertStringNotContainsString( 'forced by test', $stats['dead_reason'], 'the body is not repeated' );
-		$this->assertFalse( wp_next_scheduled( Outbox::CRON_HOOK ) && $stats['rows'], 'nothing left to retry' );
+		$this->assertFalse( wp_next_scheduled( Outbox_Delivery::CRON_HOOK ) && $stats['rows'], 'nothing left to retry' );
 
 		// Visible in Site Health and the status panel, with the reason.
 		$health = ( new \VarnishEdge\Site_Health( Plugin::instance()->settings, $outbox ) )->run();
 		$this->assertSame( 'critical', $health['status'] );
 		$this->assertStringContainsString( 'refused by the purger', $health['description'] );
 		$this->assertStringContainsString( 'HTTP 400', $health['description'] );
-		$admin = new \VarnishEdge\Admin_Page( Plugin::instance()->settings, $outbox, Plugin::instance()->queue, Plugin::instance()->manual );
+		$admin = new \VarnishEdge\Admin_Page( Plugin::instance()->settings, $outbox, $delivery, Plugin::instance()->queue, Plugin::instance()->manual );
 		ob_start();
 		$admin->render();
 		$html = ob_get_clean();
@@ -300,14 +307,14 @@ class OutboxTest extends VE_TestCase {
 
 		$count = count( Environment::webhooks() );
 		$this->make_due();
-		$outbox->process( true, 50 );
+		$delivery->process( true, 50 );
 		$this->assertCount( $count, Environment::webhooks(), 'a dead letter is not retried by the schedule' );
 
 		// The cause fixed, "Deliver outbox now" sends it again.
 		Environment::receiver_control( '0' );
 		Environment::clear_webhooks();
 		$outbox->retry_dead();
-		$outbox->process( true, 50 );
+		$delivery->process( true, 50 );
 		$this->assertSame( array( 'wpt-bad' ), $this->sent_tags() );
 		$this->assertSame( 0, $outbox->stats()['dead'] );
 
@@ -315,7 +322,7 @@ class OutboxTest extends VE_TestCase {
 		Environment::clear_webhooks();
 		Environment::receiver_status( 403 );
 		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-forbidden', array( 'wpt-forbidden' ) ) ) );
-		$outbox->process( true, 50 );
+		$delivery->process( true, 50 );
 		$this->assertSame( array( 403, 403 ), array_column( Environment::webhooks(), 'status' ) );
 		$stats = $outbox->stats();
 		$this->assertSame( 0, $stats['rows'] );
@@ -324,21 +331,22 @@ class OutboxTest extends VE_TestCase {
 		$this->assertStringContainsString( Environment::site(), $stats['dead_reason'], 'says which site to allow' );
 	}
 
-	/** Issue 14: the full purge that replaces an undeliverable batch is a new payload with a new webhook id. */
+	/** The full purge that replaces an undeliverable batch is a new payload with a new webhook id. */
 	public function test_dead_letter_after_max_attempts_gets_its_own_webhook_id() {
 		global $wpdb;
-		$outbox = Plugin::instance()->outbox;
+		$outbox   = Plugin::instance()->outbox;
+		$delivery = Plugin::instance()->delivery;
 		Environment::receiver_status( 503 );
 		$outbox->enqueue( Environment::site(), array( $this->tag_event( 'wp-old', array( 'wpt-old' ) ) ) );
 		$original = $this->message_ids()[0];
-		$wpdb->query( $wpdb->prepare( 'UPDATE ' . Outbox::table() . ' SET attempts = %d', Outbox::MAX_ATTEMPTS - 1 ) );
-		$outbox->process( true );
+		$wpdb->query( $wpdb->prepare( 'UPDATE ' . Outbox_Table::name() . ' SET attempts = %d', Outbox_Delivery::MAX_ATTEMPTS - 1 ) );
+		$delivery->process( true );
 		$this->assertSame( $original, Environment::webhooks()[0]['webhook_id'] );
-		$row = $wpdb->get_row( 'SELECT * FROM ' . Outbox::table() );
+		$row = $wpdb->get_row( 'SELECT * FROM ' . Outbox_Table::name() );
 		$this->assertSame( 'all', json_decode( $row->events, true )[0]['kind'] );
 
 		Environment::receiver_status( 0 );
-		$outbox->process( true );
+		$delivery->process( true );
 		$hooks = Environment::webhooks();
 		$this->assertSame( 202, $hooks[1]['status'] );
 		$this->assertSame( 'all', $hooks[1]['body']['events'][0]['kind'] );

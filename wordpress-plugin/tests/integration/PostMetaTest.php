@@ -5,7 +5,7 @@
  */
 class PostMetaTest extends VE_TestCase {
 
-	public function test_save_changing_only_a_custom_field_hard_purges_the_post_page() {
+	public function test_save_changing_only_a_custom_field_hard_purges_the_post_page(): void {
 		$id = $this->new_post( array( 'meta_input' => array( 'price' => '10' ) ) );
 		wp_update_post( array( 'ID' => $id, 'meta_input' => array( 'price' => '12' ) ) );
 		$this->end_request();
@@ -18,7 +18,7 @@ class PostMetaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_update_post_meta_outside_a_save_purges_the_post_once_per_request() {
+	public function test_update_post_meta_outside_a_save_purges_the_post_once_per_request(): void {
 		$id = $this->new_post( array( 'meta_input' => array( 'price' => '10', 'stock_note' => 'in stock' ) ) );
 		// What an order does: several meta writes, no post save.
 		update_post_meta( $id, 'price', '9' );
@@ -36,7 +36,7 @@ class PostMetaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_meta_change_is_coalesced_with_other_changes_of_the_request() {
+	public function test_meta_change_is_coalesced_with_other_changes_of_the_request(): void {
 		$a = $this->new_post();
 		$b = $this->new_post();
 		update_post_meta( $a, 'price', '1' );
@@ -53,7 +53,7 @@ class PostMetaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_internal_meta_keys_are_ignored_and_the_list_is_filterable() {
+	public function test_internal_meta_keys_are_ignored_and_the_list_is_filterable(): void {
 		$id = $this->new_post();
 		update_post_meta( $id, '_edit_lock', time() . ':1' );
 		update_post_meta( $id, '_edit_last', '1' );
@@ -61,7 +61,7 @@ class PostMetaTest extends VE_TestCase {
 		$this->end_request();
 		$this->assertSame( array(), Environment::webhooks(), 'WordPress bookkeeping purges nothing' );
 
-		$ignore = static function ( $keys ) {
+		$ignore = static function ( array $keys ): array {
 			$keys[] = 'view_count';
 			return $keys;
 		};
@@ -74,7 +74,7 @@ class PostMetaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_meta_of_a_draft_purges_nothing() {
+	public function test_meta_of_a_draft_purges_nothing(): void {
 		$id = wp_insert_post( array( 'post_title' => 'Draft with price', 'post_status' => 'draft' ) );
 		$this->end_request();
 		Environment::clear_webhooks();
@@ -85,7 +85,7 @@ class PostMetaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_meta_keys_filter_maps_a_meta_key_to_the_keys_it_affects() {
+	public function test_meta_keys_filter_maps_a_meta_key_to_the_keys_it_affects(): void {
 		// The fixture mu-plugin maps `stock` to `pl-<id>` and `shop` (a shop listing).
 		$id = $this->new_post();
 		update_post_meta( $id, 'stock', '3' );
@@ -98,7 +98,7 @@ class PostMetaTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_custom_field_printed_by_a_theme_is_fresh_after_update_post_meta() {
+	public function test_custom_field_printed_by_a_theme_is_fresh_after_update_post_meta(): void {
 		$id   = $this->new_post( array( 'meta_input' => array( 'price' => '10' ) ) );
 		$page = Environment::fetch( get_permalink( $id ) );
 		$this->assertStringContainsString( 'Price: 10', $page['body'] );

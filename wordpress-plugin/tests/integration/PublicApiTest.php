@@ -52,7 +52,7 @@ class PublicApiTest extends VE_TestCase {
 		$this->assertGreaterThan( 0, \VarnishEdge\Plugin::instance()->outbox->stats()['rows'], 'kept in the outbox' );
 		Environment::receiver_status( 0 );
 		Environment::clear_webhooks();
-		\VarnishEdge\Plugin::instance()->outbox->process( true );
+		\VarnishEdge\Plugin::instance()->delivery->process( true );
 		$this->assertContains( $this->key( 'shop' ), $this->sent_tags() );
 		$this->assertContains( home_url( '/shop/' ), $this->sent_urls() );
 	}

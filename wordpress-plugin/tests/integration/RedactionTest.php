@@ -1,6 +1,6 @@
 <?php
 /**
- * Issue 13 item 13: a removal is hard-purged everywhere it appears (a soft purge would serve the
+ * A removal is hard-purged everywhere it appears (a soft purge would serve the
  * removed text once more, and for hours while the origin is sick).
  */
 class RedactionTest extends VE_TestCase {

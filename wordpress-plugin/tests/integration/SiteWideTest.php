@@ -10,11 +10,11 @@ class SiteWideTest extends VE_TestCase {
 		parent::tearDown();
 	}
 
-	private function reasons() {
+	private function reasons(): array {
 		return array_column( Environment::accepted_events(), 'reason' );
 	}
 
-	public function test_plugin_activation_and_deactivation_ban_the_site() {
+	public function test_plugin_activation_and_deactivation_ban_the_site(): void {
 		$this->assertNull( activate_plugin( Fixtures::PLUGIN ) );
 		$this->end_request();
 		$this->assertTrue( $this->sent_all() );
@@ -27,7 +27,7 @@ class SiteWideTest extends VE_TestCase {
 		$this->assertStringContainsString( 'deactivated', implode( ' ', $this->reasons() ) );
 	}
 
-	public function test_plugin_theme_and_core_updates_ban_the_site() {
+	public function test_plugin_theme_and_core_updates_ban_the_site(): void {
 		// WordPress's own callbacks would call WordPress.org and show the About screen.
 		remove_action( 'upgrader_process_complete', 'wp_version_check', 10 );
 		remove_action( 'upgrader_process_complete', 'wp_update_plugins', 10 );
@@ -51,7 +51,7 @@ class SiteWideTest extends VE_TestCase {
 		$this->assertStringContainsString( 'WordPress updated to 6.1.10', implode( ' ', $this->reasons() ) );
 	}
 
-	public function test_unknown_autoloaded_option_changed_from_an_admin_screen_bans_the_site() {
+	public function test_unknown_autoloaded_option_changed_from_an_admin_screen_bans_the_site(): void {
 		update_option( 'acme_banner_text', 'one', true );
 		$this->end_request();
 		$this->assertSame( array(), Environment::webhooks(), 'outside an admin screen: a plugin counter, not an editor decision' );
@@ -77,7 +77,7 @@ class SiteWideTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_not_autoloaded_and_bookkeeping_options_do_not_ban() {
+	public function test_not_autoloaded_and_bookkeeping_options_do_not_ban(): void {
 		set_current_screen( 'options-general' );
 		$_SERVER['REQUEST_METHOD'] = 'POST';
 		add_option( 'acme_log', 'x', '', 'no' );
@@ -91,7 +91,7 @@ class SiteWideTest extends VE_TestCase {
 		delete_option( 'varnish_edge_probe' );
 		delete_transient( 'acme_cache' );
 
-		$ignore = static function ( $options ) {
+		$ignore = static function ( array $options ): array {
 			$options[] = 'acme_*';
 			return $options;
 		};
@@ -105,7 +105,7 @@ class SiteWideTest extends VE_TestCase {
 		$this->end_request();
 	}
 
-	public function test_global_styles_save_drops_the_cached_stylesheet_and_bans() {
+	public function test_global_styles_save_drops_the_cached_stylesheet_and_bans(): void {
 		$styles = WP_Theme_JSON_Resolver::get_user_data_from_wp_global_styles( wp_get_theme(), true );
 		$this->end_request();
 		Environment::clear_webhooks();

@@ -1,5 +1,6 @@
 <?php
-use VarnishEdge\Outbox;
+use VarnishEdge\Outbox_Delivery;
+use VarnishEdge\Outbox_Table;
 
 /**
  * uninstall.php removes the table, options and the retry schedule (then the test restores them).
@@ -9,8 +10,8 @@ class UninstallTest extends VE_TestCase {
 	public function test_uninstall_removes_everything() {
 		global $wpdb;
 		$settings = get_option( 'varnish_edge_settings' );
-		wp_schedule_single_event( time() + 600, Outbox::CRON_HOOK );
-		update_option( Outbox::STATUS_OPTION, array( 'last_success' => time() ) );
+		wp_schedule_single_event( time() + 600, Outbox_Delivery::CRON_HOOK );
+		update_option( Outbox_Delivery::STATUS_OPTION, array( 'last_success' => time() ) );
 		$script = Environment::$dir . '/uninstall-probe.php';
 		file_put_contents(
 			$script,
@@ -19,13 +20,13 @@ class UninstallTest extends VE_TestCase {
 		try {
 			$this->assertSame( 'done', shell_exec( escapeshellarg( PHP_BINARY ) . ' ' . escapeshellarg( $script ) ) );
 			wp_cache_flush();
-			$this->assertNull( $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
+			$this->assertNull( $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox_Table::name() ) ) );
 			$this->assertSame( '0', $wpdb->get_var( "SELECT COUNT(*) FROM {$wpdb->options} WHERE option_name LIKE 'varnish\\_edge\\_%'" ) );
-			$this->assertFalse( wp_next_scheduled( Outbox::CRON_HOOK ) );
+			$this->assertFalse( wp_next_scheduled( Outbox_Delivery::CRON_HOOK ) );
 		} finally {
-			Outbox::install();
+			Outbox_Table::install();
 			update_option( 'varnish_edge_settings', $settings );
 		}
-		$this->assertSame( Outbox::table(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox::table() ) ) );
+		$this->assertSame( Outbox_Table::name(), $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', Outbox_Table::name() ) ) );
 	}
 }

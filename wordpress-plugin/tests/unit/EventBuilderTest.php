@@ -5,7 +5,7 @@ use VarnishEdge\Key_Scheme;
 
 class EventBuilderTest extends \PHPUnit\Framework\TestCase {
 
-	public function test_hard_wins_over_soft_and_foreign_urls_are_dropped() {
+	public function test_hard_wins_over_soft_and_foreign_urls_are_dropped(): void {
 		$inv = ( new Invalidation() )
 			->tags( array( 'ns-p-1', 'ns-home' ) )
 			->tags( array( 'ns-home', 'ns-pl-1' ), true )
@@ -23,14 +23,14 @@ class EventBuilderTest extends \PHPUnit\Framework\TestCase {
 		$this->assertNotSame( $events[0]['id'], $events[1]['id'] );
 	}
 
-	public function test_all_replaces_everything() {
+	public function test_all_replaces_everything(): void {
 		$inv    = ( new Invalidation() )->tags( array( 'ns-p-1' ) )->everything();
 		$events = Event_Builder::build( $inv, 'example.com', new Key_Scheme( 'ns' ), time() );
 		$this->assertCount( 1, $events );
 		$this->assertSame( 'all', $events[0]['kind'] );
 	}
 
-	public function test_large_sets_are_chunked_and_reasons_truncated() {
+	public function test_large_sets_are_chunked_and_reasons_truncated(): void {
 		$inv = new Invalidation();
 		for ( $i = 0; $i < 2500; $i++ ) {
 			$inv->tags( array( "ns-home$i" ) );
@@ -44,7 +44,16 @@ class EventBuilderTest extends \PHPUnit\Framework\TestCase {
 		$this->assertTrue( mb_check_encoding( $events[0]['reason'], 'UTF-8' ) );
 	}
 
-	public function test_empty_invalidation_builds_nothing() {
+	/** Events carry exactly the keys of the shared grammar: one bad key would make the purger refuse the batch. */
+	public function test_events_carry_only_keys_of_the_grammar(): void {
+		$grammar = json_decode( (string) file_get_contents( dirname( __DIR__, 3 ) . '/testdata/key-grammar.json' ), true );
+		$inv     = ( new Invalidation() )->tags( array_merge( $grammar['key']['valid'], $grammar['key']['invalid'], array( "ns-p-1\n" ) ) );
+		$events  = Event_Builder::build( $inv, 'example.com', new Key_Scheme( 'ns' ), time() );
+		$this->assertCount( 1, $events );
+		$this->assertSame( $grammar['key']['valid'], $events[0]['tags'] );
+	}
+
+	public function test_empty_invalidation_builds_nothing(): void {
 		$this->assertSame( array(), Event_Builder::build( new Invalidation(), 'example.com', new Key_Scheme( 'ns' ), time() ) );
 		$this->assertTrue( ( new Invalidation() )->is_empty() );
 	}

@@ -53,7 +53,7 @@ class SettingsTest extends \PHPUnit\Framework\TestCase {
 		$this->assertSame( array(), get_settings_errors( Settings::OPTION ) );
 	}
 
-	/** Issue 13 item 8: only http(s) purger URLs, with an error that says so; nothing else is ever used. */
+	/** Only http(s) purger URLs, with an error that says so; nothing else is ever used. */
 	public function test_purger_url_scheme_is_http_or_https_with_a_clear_error() {
 		$settings = new Settings();
 		$old      = get_option( Settings::OPTION );

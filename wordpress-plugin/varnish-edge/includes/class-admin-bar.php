@@ -13,11 +13,16 @@ namespace VarnishEdge;
 class Admin_Bar {
 
 	/**
-	 * Capability needed to purge.
-	 *
-	 * @return string
+	 * Hooks: the admin bar's nodes.
 	 */
-	public static function capability() {
+	public function register(): void {
+		add_action( 'admin_bar_menu', array( $this, 'add_nodes' ), 100 );
+	}
+
+	/**
+	 * Capability needed to purge.
+	 */
+	public static function capability(): string {
 		return (string) apply_filters( 'varnish_edge_purge_capability', 'manage_options' );
 	}
 
@@ -26,9 +31,8 @@ class Admin_Bar {
 	 *
 	 * @param string $scope `all` or `url`.
 	 * @param string $url   URL for `url`.
-	 * @return string
 	 */
-	public static function purge_link( $scope, $url = '' ) {
+	public static function purge_link( string $scope, string $url = '' ): string {
 		$args = array(
 			'action' => 'varnish_edge_purge',
 			'scope'  => $scope,
@@ -41,10 +45,8 @@ class Admin_Bar {
 
 	/**
 	 * Action `admin_bar_menu`.
-	 *
-	 * @param \WP_Admin_Bar $bar Admin bar.
 	 */
-	public function add_nodes( $bar ) {
+	public function add_nodes( \WP_Admin_Bar $bar ): void {
 		if ( ! current_user_can( self::capability() ) ) {
 			return;
 		}

@@ -17,8 +17,10 @@ class Admin_Page {
 
 	/** @var Settings */
 	private $settings;
-	/** @var Outbox */
+	/** @var Outbox_Store */
 	private $outbox;
+	/** @var Outbox_Delivery */
+	private $delivery;
 	/** @var Event_Queue */
 	private $queue;
 	/** @var Manual_Purge */
@@ -27,22 +29,35 @@ class Admin_Page {
 	/**
 	 * Constructor.
 	 *
-	 * @param Settings     $settings Settings.
-	 * @param Outbox       $outbox   Outbox.
-	 * @param Event_Queue  $queue    Queue.
-	 * @param Manual_Purge $manual   Manual purges.
+	 * @param Outbox_Store    $outbox   Pending batches and dead letters (status panel).
+	 * @param Outbox_Delivery $delivery Delivery status and "Deliver outbox now".
+	 * @param Event_Queue     $queue    Queue of the admin bar's purges.
 	 */
-	public function __construct( Settings $settings, Outbox $outbox, Event_Queue $queue, Manual_Purge $manual ) {
+	public function __construct( Settings $settings, Outbox_Store $outbox, Outbox_Delivery $delivery, Event_Queue $queue, Manual_Purge $manual ) {
 		$this->settings = $settings;
 		$this->outbox   = $outbox;
+		$this->delivery = $delivery;
 		$this->queue    = $queue;
 		$this->manual   = $manual;
 	}
 
 	/**
+	 * Hooks: the settings page, its notices and its admin-post handlers.
+	 */
+	public function register(): void {
+		add_action( 'admin_menu', array( $this, 'add_menu' ) );
+		add_action( 'admin_init', array( $this, 'register_settings' ) );
+		add_action( 'admin_notices', array( $this, 'notices' ) );
+		add_action( 'admin_post_varnish_edge_test', array( $this, 'handle_test' ) );
+		add_action( 'admin_post_varnish_edge_flush_outbox', array( $this, 'handle_flush_outbox' ) );
+		add_action( 'admin_post_varnish_edge_purge', array( $this, 'handle_purge' ) );
+		add_filter( 'plugin_action_links_' . plugin_basename( PLUGIN_FILE ), array( $this, 'action_links' ) );
+	}
+
+	/**
 	 * Action `admin_menu`.
 	 */
-	public function add_menu() {
+	public function add_menu(): void {
 		add_options_page(
 			__( 'Varnish Edge', 'varnish-edge' ),
 			__( 'Varnish Edge', 'varnish-edge' ),
@@ -58,24 +73,22 @@ class Admin_Page {
 	 * @param string[] $links Links.
 	 * @return string[]
 	 */
-	public function action_links( $links ) {
+	public function action_links( array $links ): array {
 		array_unshift( $links, sprintf( '<a href="%s">%s</a>', esc_url( $this->page_url() ), esc_html__( 'Settings', 'varnish-edge' ) ) );
 		return $links;
 	}
 
 	/**
 	 * Settings page URL.
-	 *
-	 * @return string
 	 */
-	private function page_url() {
+	private function page_url(): string {
 		return admin_url( 'options-general.php?page=' . self::SLUG );
 	}
 
 	/**
 	 * Action `admin_init`: the option and its fields.
 	 */
-	public function register_settings() {
+	public function register_settings(): void {
 		register_setting(
 			'varnish_edge',
 			Settings::OPTION,
@@ -110,10 +123,8 @@ class Admin_Page {
 
 	/**
 	 * One settings field; constants are shown read-only, secrets never echoed.
-	 *
-	 * @param array $args Field args.
 	 */
-	public function render_field( $args ) {
+	public function render_field( array $args ): void {
 		$name     = $args['name'];
 		$stored   = $this->settings->stored();
 		$id       = 'varnish-edge-' . $name;
@@ -162,12 +173,12 @@ class Admin_Page {
 	/**
 	 * The settings page.
 	 */
-	public function render() {
+	public function render(): void {
 		if ( ! current_user_can( 'manage_options' ) ) {
 			wp_die( esc_html__( 'Sorry, you are not allowed to manage Varnish Edge.', 'varnish-edge' ), 403 );
 		}
 		$stats  = $this->outbox->stats();
-		$status = Outbox::status();
+		$status = Outbox_Delivery::status();
 		echo '<div class="wrap"><h1>' . esc_html__( 'Varnish Edge', 'varnish-edge' ) . '</h1>';
 		settings_errors( Settings::OPTION );
 		echo '<form method="post" action="' . esc_url( admin_url( 'options.php' ) ) . '" id="varnish-edge-settings">';
@@ -217,11 +228,10 @@ class Admin_Page {
 	/**
 	 * Store a notice for the current user and redirect.
 	 *
-	 * @param string $type    success|error|info.
-	 * @param string $message Message.
-	 * @param string $to      Redirect URL.
+	 * @param string $type success|error|info.
+	 * @param string $to   Redirect URL.
 	 */
-	private function finish( $type, $message, $to ) {
+	private function finish( string $type, string $message, string $to ): never {
 		set_transient( 'varnish_edge_notice_' . get_current_user_id(), array( $type, $message ), 120 );
 		wp_safe_redirect( $to );
 		exit;
@@ -230,7 +240,7 @@ class Admin_Page {
 	/**
 	 * Action `admin_notices`.
 	 */
-	public function notices() {
+	public function notices(): void {
 		$key    = 'varnish_edge_notice_' . get_current_user_id();
 		$notice = get_transient( $key );
 		if ( ! is_array( $notice ) || ! current_user_can( Admin_Bar::capability() ) ) {
@@ -243,10 +253,9 @@ class Admin_Page {
 	/**
 	 * Check capability and nonce, or stop.
 	 *
-	 * @param string $capability Capability.
-	 * @param string $action     Nonce action.
+	 * @param string $action Nonce action.
 	 */
-	private function guard( $capability, $action ) {
+	private function guard( string $capability, string $action ): void {
 		if ( ! current_user_can( $capability ) ) {
 			wp_die( esc_html__( 'Sorry, you are not allowed to do that.', 'varnish-edge' ), 403 );
 		}
@@ -256,7 +265,7 @@ class Admin_Page {
 	/**
 	 * admin-post `varnish_edge_test`: send a signed test event and report exactly what failed.
 	 */
-	public function handle_test() {
+	public function handle_test(): never {
 		$this->guard( 'manage_options', 'varnish_edge_test' );
 		$result = $this->test_connection();
 		$this->finish( $result['ok'] ? 'success' : 'error', $result['message'], $this->page_url() );
@@ -267,7 +276,7 @@ class Admin_Page {
 	 *
 	 * @return array{ok:bool,message:string}
 	 */
-	public function test_connection() {
+	public function test_connection(): array {
 		if ( '' === $this->settings->purger_url() ) {
 			return array(
 				'ok'      => false,
@@ -306,9 +315,9 @@ class Admin_Page {
 	/**
 	 * admin-post `varnish_edge_flush_outbox`.
 	 */
-	public function handle_flush_outbox() {
+	public function handle_flush_outbox(): never {
 		$this->guard( 'manage_options', 'varnish_edge_flush_outbox' );
-		$report = $this->outbox->flush( 50 );
+		$report = $this->delivery->flush( 50 );
 		$stats  = $this->outbox->stats();
 		if ( $report['failed'] ) {
 			/* translators: 1: error, 2: pending batches. */
@@ -325,7 +334,7 @@ class Admin_Page {
 	/**
 	 * admin-post `varnish_edge_purge` (admin bar): scope `all` or `url`.
 	 */
-	public function handle_purge() {
+	public function handle_purge(): never {
 		$scope = isset( $_GET['scope'] ) && 'url' === $_GET['scope'] ? 'url' : 'all'; // Nonce checked in guard(), next line.
 		$this->guard( Admin_Bar::capability(), 'varnish_edge_purge_' . $scope );
 		$user = wp_get_current_user()->user_login;

@@ -19,13 +19,11 @@ class Attachment_Files {
 	 * given metadata, the main file, every intermediate size, the original of a scaled-down big
 	 * image (`original_image`, WordPress 5.3+), the legacy `thumb` and the image editor's backups.
 	 *
-	 * @param int   $attachment_id Attachment id.
-	 * @param mixed $meta          Attachment metadata (`_wp_attachment_metadata`); anything is accepted.
-	 * @param mixed $backup_sizes  Image editor backups (`_wp_attachment_backup_sizes`); anything is accepted.
+	 * @param mixed $meta         Attachment metadata (`_wp_attachment_metadata`); anything is accepted.
+	 * @param mixed $backup_sizes Image editor backups (`_wp_attachment_backup_sizes`); anything is accepted.
 	 * @return string[] Absolute URLs, without duplicates.
 	 */
-	public static function urls( $attachment_id, $meta, $backup_sizes = array() ) {
-		$attachment_id = (int) $attachment_id;
+	public static function urls( int $attachment_id, mixed $meta, mixed $backup_sizes = array() ): array {
 		if ( $attachment_id <= 0 ) {
 			return array();
 		}
@@ -65,9 +63,8 @@ class Attachment_Files {
 	 *
 	 * @param array  $meta    Metadata.
 	 * @param string $current Current file URL.
-	 * @return string
 	 */
-	private static function main_url( array $meta, $current ) {
+	private static function main_url( array $meta, string $current ): string {
 		$file    = ( isset( $meta['file'] ) && is_string( $meta['file'] ) ) ? wp_normalize_path( $meta['file'] ) : '';
 		$uploads = wp_get_upload_dir();
 		if ( '' === $file || ! empty( $uploads['error'] ) || empty( $uploads['basedir'] ) || empty( $uploads['baseurl'] ) ) {
@@ -87,11 +84,8 @@ class Attachment_Files {
 
 	/**
 	 * A file name from metadata, without any directory part; '' when unusable.
-	 *
-	 * @param mixed $name Name.
-	 * @return string
 	 */
-	private static function file_name( $name ) {
+	private static function file_name( mixed $name ): string {
 		if ( ! is_string( $name ) ) {
 			return '';
 		}

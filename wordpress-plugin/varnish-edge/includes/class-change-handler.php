@@ -8,7 +8,8 @@
 namespace VarnishEdge;
 
 /**
- * What every change handler shares: the settings (for the key scheme) and the request's queue.
+ * What every change handler shares: the settings (for the key scheme) and the request's queue,
+ * which it pushes its invalidations to. Each handler hooks itself into WordPress (`register()`).
  */
 abstract class Change_Handler {
 
@@ -22,7 +23,7 @@ abstract class Change_Handler {
 	 * Constructor.
 	 *
 	 * @param Settings    $settings Settings.
-	 * @param Event_Queue $queue    Queue.
+	 * @param Event_Queue $queue    The request's queue.
 	 */
 	public function __construct( Settings $settings, Event_Queue $queue ) {
 		$this->settings = $settings;
@@ -30,20 +31,21 @@ abstract class Change_Handler {
 	}
 
 	/**
-	 * Key scheme.
-	 *
-	 * @return Key_Scheme
+	 * Hook the handler into the WordPress actions and filters it listens to.
 	 */
-	protected function scheme() {
+	abstract public function register(): void;
+
+	/**
+	 * Key scheme of the current site.
+	 */
+	protected function scheme(): Key_Scheme {
 		return new Key_Scheme( $this->settings->key_namespace() );
 	}
 
 	/**
-	 * Queue an invalidation.
-	 *
-	 * @param Invalidation $inv Invalidation.
+	 * Queue an invalidation for the end of the request.
 	 */
-	protected function queue( Invalidation $inv ) {
+	protected function queue( Invalidation $inv ): void {
 		$this->queue->add( $inv );
 	}
 }

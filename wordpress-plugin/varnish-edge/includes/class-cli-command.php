@@ -34,11 +34,11 @@ class CLI_Command {
 	 * @param callable|null $out     Output sink; defaults to WP_CLI (errors halt).
 	 * @param callable|null $confirm Confirmation prompt; defaults to WP_CLI::confirm (exits on no).
 	 */
-	public function __construct( $out = null, $confirm = null ) {
-		$this->confirm = $confirm ? $confirm : static function ( $question, $assoc_args ) {
+	public function __construct( ?callable $out = null, ?callable $confirm = null ) {
+		$this->confirm = $confirm ? $confirm : static function ( string $question, array $assoc_args ): void {
 			\WP_CLI::confirm( $question, $assoc_args );
 		};
-		$this->out = $out ? $out : static function ( $level, $message ) {
+		$this->out = $out ? $out : static function ( string $level, string $message ): void {
 			switch ( $level ) {
 				case 'error':
 					\WP_CLI::error( $message );
@@ -53,12 +53,21 @@ class CLI_Command {
 	}
 
 	/**
+	 * Hooks: the `wp varnish-edge` command, under WP-CLI only. Static: WP-CLI makes every public
+	 * instance method a subcommand.
+	 */
+	public static function register(): void {
+		if ( defined( 'WP_CLI' ) && WP_CLI && class_exists( '\WP_CLI' ) ) {
+			\WP_CLI::add_command( 'varnish-edge', self::class );
+		}
+	}
+
+	/**
 	 * Write output.
 	 *
-	 * @param string $level   line|success|error.
-	 * @param string $message Message.
+	 * @param string $level line|success|error.
 	 */
-	private function say( $level, $message ) {
+	private function say( string $level, string $message ): void {
 		call_user_func( $this->out, $level, $message );
 	}
 
@@ -79,7 +88,7 @@ class CLI_Command {
 	 * @param array $args       Positional.
 	 * @param array $assoc_args Named.
 	 */
-	public function purge( $args, $assoc_args = array() ) {
+	public function purge( array $args, array $assoc_args = array() ): void {
 		$plugin = Plugin::instance();
 		$what   = $args[0] ?? '';
 		$rest   = array_slice( $args, 1 );
@@ -112,7 +121,7 @@ class CLI_Command {
 		}
 		$plugin->queue->add( $inv );
 		$events = $plugin->queue->commit();
-		$report = $plugin->outbox->process( true );
+		$report = $plugin->delivery->process( true );
 		if ( $report['failed'] ) {
 			/* translators: %s: error. */
 			$this->say( 'error', sprintf( __( 'Queued in the outbox; delivery failed: %s', 'varnish-edge' ), $report['error'] ) );
@@ -138,7 +147,7 @@ class CLI_Command {
 	 * @param array $args       Positional.
 	 * @param array $assoc_args Named.
 	 */
-	public function explain( $args, $assoc_args = array() ) {
+	public function explain( array $args, array $assoc_args = array() ): void {
 		$result = Plugin::instance()->manual->explain( (int) ( $args[0] ?? 0 ) );
 		if ( is_wp_error( $result ) ) {
 			$this->say( 'error', $result->get_error_message() );
@@ -170,11 +179,11 @@ class CLI_Command {
 	 * @param array $args       Positional.
 	 * @param array $assoc_args Named.
 	 */
-	public function outbox( $args, $assoc_args = array() ) {
+	public function outbox( array $args, array $assoc_args = array() ): void {
 		$plugin = Plugin::instance();
 		$action = $args[0] ?? 'status';
 		if ( 'flush' === $action ) {
-			$report = $plugin->outbox->flush( 100 );
+			$report = $plugin->delivery->flush( 100 );
 			$stats  = $plugin->outbox->stats();
 			if ( $report['failed'] ) {
 				/* translators: 1: error, 2: pending batches. */
@@ -195,7 +204,7 @@ class CLI_Command {
 			return;
 		}
 		$stats  = $plugin->outbox->stats();
-		$status = Outbox::status();
+		$status = Outbox_Delivery::status();
 		/* translators: %d: batches. */
 		$this->say( 'line', sprintf( __( 'Pending batches: %d', 'varnish-edge' ), $stats['rows'] ) );
 		/* translators: %d: events. */

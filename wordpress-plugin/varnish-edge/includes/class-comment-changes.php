@@ -13,12 +13,12 @@ namespace VarnishEdge;
  * site-wide comment listings (the comments feed, latest-comments blocks, `/wp/v2/comments`).
  * What takes a comment out of public view (trash, spam, unapprove, delete) and edits (which may
  * remove what someone wanted gone) purge hard; additions soft. Visitors' auto-approved comments
- * go through the coalescer.
+ * go through the rate limit.
  */
 class Comment_Changes extends Change_Handler {
 
-	/** @var Coalescer */
-	private $coalescer;
+	/** @var Rate_Limit Rate limit of cheap wide purges. */
+	private $rate_limit;
 
 	/** @var array<int,int> Comments moved to another post in this request: comment id => old post id. */
 	private $moved_from = array();
@@ -26,13 +26,24 @@ class Comment_Changes extends Change_Handler {
 	/**
 	 * Constructor.
 	 *
-	 * @param Settings       $settings  Settings.
-	 * @param Event_Queue    $queue     Queue.
-	 * @param Coalescer|null $coalescer Rate limit of cheap wide purges (a new one when null).
+	 * @param Settings    $settings   Settings.
+	 * @param Event_Queue $queue      The request's queue.
+	 * @param Rate_Limit  $rate_limit Rate limit of visitors' comments.
 	 */
-	public function __construct( Settings $settings, Event_Queue $queue, ?Coalescer $coalescer = null ) {
+	public function __construct( Settings $settings, Event_Queue $queue, Rate_Limit $rate_limit ) {
 		parent::__construct( $settings, $queue );
-		$this->coalescer = $coalescer ? $coalescer : new Coalescer( $queue );
+		$this->rate_limit = $rate_limit;
+	}
+
+	/**
+	 * Hook into WordPress.
+	 */
+	public function register(): void {
+		add_action( 'wp_insert_comment', array( $this, 'on_comment_inserted' ), 10, 2 );
+		add_action( 'transition_comment_status', array( $this, 'on_comment_status' ), 10, 3 );
+		add_filter( 'wp_update_comment_data', array( $this, 'on_comment_updating' ), 10, 2 );
+		add_action( 'edit_comment', array( $this, 'on_comment_edited' ), 10, 1 );
+		add_action( 'delete_comment', array( $this, 'on_comment_deleted' ), 10, 2 );
 	}
 
 	/**
@@ -42,7 +53,7 @@ class Comment_Changes extends Change_Handler {
 	 * @param string $reason  Reason.
 	 * @param bool   $soft    Soft purge (additions) or hard (removals).
 	 */
-	private function comments_changed( $post_id, $reason, $soft ) {
+	private function comments_changed( int $post_id, string $reason, bool $soft ): void {
 		$post = get_post( $post_id );
 		if ( ! $post || 'publish' !== $post->post_status ) {
 			return;
@@ -53,11 +64,8 @@ class Comment_Changes extends Change_Handler {
 
 	/**
 	 * Action `wp_insert_comment`.
-	 *
-	 * @param int         $id      Comment id.
-	 * @param \WP_Comment $comment Comment.
 	 */
-	public function on_comment_inserted( $id, $comment ) {
+	public function on_comment_inserted( int $id, \WP_Comment $comment ): void {
 		if ( '1' !== (string) $comment->comment_approved ) {
 			return;
 		}
@@ -68,7 +76,7 @@ class Comment_Changes extends Change_Handler {
 			$post = get_post( (int) $comment->comment_post_ID );
 			if ( $post && 'publish' === $post->post_status ) {
 				$s = $this->scheme();
-				$this->coalescer->add( array( $s->comments( (int) $post->ID ), $s->listing( 'comments' ) ), true, sprintf( 'comment %d added', $id ) );
+				$this->rate_limit->add( array( $s->comments( (int) $post->ID ), $s->listing( 'comments' ) ), true, sprintf( 'comment %d added', $id ) );
 			}
 			return;
 		}
@@ -77,25 +85,20 @@ class Comment_Changes extends Change_Handler {
 
 	/**
 	 * Action `transition_comment_status`.
-	 *
-	 * @param string      $new_status New.
-	 * @param string      $old_status Old.
-	 * @param \WP_Comment $comment    Comment.
 	 */
-	public function on_comment_status( $new_status, $old_status, $comment ) {
+	public function on_comment_status( string $new_status, string $old_status, \WP_Comment $comment ): void {
 		if ( 'approved' === $new_status || 'approved' === $old_status ) {
-			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d %s', $comment->comment_ID, $new_status ), 'approved' === $new_status );
+			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d %s', (int) $comment->comment_ID, $new_status ), 'approved' === $new_status );
 		}
 	}
 
 	/**
 	 * Filter `wp_update_comment_data` (before the update): note a comment moved to another post.
 	 *
-	 * @param array|\WP_Error $data    New comment data.
+	 * @param array|\WP_Error $data    New comment data (returned unchanged).
 	 * @param array           $comment Comment as it was.
-	 * @return array|\WP_Error
 	 */
-	public function on_comment_updating( $data, $comment = array() ) {
+	public function on_comment_updating( array|\WP_Error $data, array $comment = array() ): array|\WP_Error {
 		if ( is_array( $data ) && is_array( $comment ) && isset( $data['comment_post_ID'], $comment['comment_post_ID'], $comment['comment_ID'] )
 			&& (int) $data['comment_post_ID'] !== (int) $comment['comment_post_ID'] && '1' === (string) ( $comment['comment_approved'] ?? '' ) ) {
 			$this->moved_from[ (int) $comment['comment_ID'] ] = (int) $comment['comment_post_ID'];
@@ -106,14 +109,12 @@ class Comment_Changes extends Change_Handler {
 	/**
 	 * Action `edit_comment`: hard, an edit may remove what someone wanted gone; a comment moved
 	 * to another post leaves the old post's pages too.
-	 *
-	 * @param int $id Comment id.
 	 */
-	public function on_comment_edited( $id ) {
+	public function on_comment_edited( int $id ): void {
 		$comment = get_comment( $id );
-		if ( isset( $this->moved_from[ (int) $id ] ) ) {
-			$this->comments_changed( $this->moved_from[ (int) $id ], sprintf( 'comment %d moved to another post', $id ), false );
-			unset( $this->moved_from[ (int) $id ] );
+		if ( isset( $this->moved_from[ $id ] ) ) {
+			$this->comments_changed( $this->moved_from[ $id ], sprintf( 'comment %d moved to another post', $id ), false );
+			unset( $this->moved_from[ $id ] );
 		}
 		if ( $comment && '1' === (string) $comment->comment_approved ) {
 			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d edited', $id ), false );
@@ -122,11 +123,8 @@ class Comment_Changes extends Change_Handler {
 
 	/**
 	 * Action `delete_comment` (before the row goes).
-	 *
-	 * @param int         $id      Comment id.
-	 * @param \WP_Comment $comment Comment.
 	 */
-	public function on_comment_deleted( $id, $comment = null ) {
+	public function on_comment_deleted( int $id, ?\WP_Comment $comment = null ): void {
 		$comment = $comment instanceof \WP_Comment ? $comment : get_comment( $id );
 		if ( $comment && '1' === (string) $comment->comment_approved ) {
 			$this->comments_changed( (int) $comment->comment_post_ID, sprintf( 'comment %d deleted', $id ), false );

@@ -25,10 +25,10 @@ class Event_Builder {
 	 * @param int          $now    Unix time of the change.
 	 * @return array<int,array<string,mixed>>
 	 */
-	public static function build( Invalidation $inv, $site, Key_Scheme $scheme, $now ) {
+	public static function build( Invalidation $inv, string $site, Key_Scheme $scheme, int $now ): array {
 		$reason = self::reason( array_keys( $inv->reasons ) );
-		$time   = gmdate( 'Y-m-d\TH:i:s\Z', (int) $now );
-		$make   = static function ( $kind, array $fields, $soft ) use ( $reason, $time ) {
+		$time   = gmdate( 'Y-m-d\TH:i:s\Z', $now );
+		$make   = static function ( string $kind, array $fields, bool $soft ) use ( $reason, $time ): array {
 			return array_merge(
 				array(
 					'id'   => self::event_id(),
@@ -36,7 +36,7 @@ class Event_Builder {
 				),
 				$fields,
 				array(
-					'soft'   => (bool) $soft,
+					'soft'   => $soft,
 					'reason' => $reason,
 					'time'   => $time,
 				)
@@ -79,22 +79,20 @@ class Event_Builder {
 	 * @param int    $now    Unix time.
 	 * @return array<string,mixed>
 	 */
-	public static function all_event( $reason, $now ) {
+	public static function all_event( string $reason, int $now ): array {
 		return array(
 			'id'     => self::event_id(),
 			'kind'   => 'all',
 			'soft'   => false,
 			'reason' => self::reason( array( $reason ) ),
-			'time'   => gmdate( 'Y-m-d\TH:i:s\Z', (int) $now ),
+			'time'   => gmdate( 'Y-m-d\TH:i:s\Z', $now ),
 		);
 	}
 
 	/**
 	 * Unique event id.
-	 *
-	 * @return string
 	 */
-	public static function event_id() {
+	public static function event_id(): string {
 		return 'wp-' . bin2hex( random_bytes( 12 ) );
 	}
 
@@ -102,9 +100,8 @@ class Event_Builder {
 	 * Joined reasons, at most 500 bytes of valid UTF-8.
 	 *
 	 * @param string[] $reasons Reasons.
-	 * @return string
 	 */
-	private static function reason( array $reasons ) {
+	private static function reason( array $reasons ): string {
 		$text = implode( '; ', $reasons );
 		if ( strlen( $text ) > 500 ) {
 			$text = mb_strcut( $text, 0, 496, 'UTF-8' ) . ' …';
@@ -113,20 +110,13 @@ class Event_Builder {
 	}
 
 	/**
-	 * Keys that satisfy the protocol's tag rule.
+	 * Keys of the key grammar (others would make the purger refuse the whole batch).
 	 *
 	 * @param string[] $tags Keys.
 	 * @return string[]
 	 */
-	private static function valid_tags( array $tags ) {
-		return array_values(
-			array_filter(
-				$tags,
-				static function ( $tag ) {
-					return (bool) preg_match( '/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/', $tag );
-				}
-			)
-		);
+	private static function valid_tags( array $tags ): array {
+		return array_values( array_filter( array_map( 'strval', $tags ), array( Key_Scheme::class, 'is_valid_key' ) ) );
 	}
 
 	/**
@@ -136,13 +126,13 @@ class Event_Builder {
 	 * @param string   $site Site host.
 	 * @return string[]
 	 */
-	public static function clean_urls( array $urls, $site ) {
+	public static function clean_urls( array $urls, string $site ): array {
 		$out = array();
 		foreach ( $urls as $url ) {
 			$url = preg_replace( '/#.*$/s', '', (string) $url );
 			$url = preg_replace_callback(
 				'/[^\x21-\x7e]/',
-				static function ( $m ) {
+				static function ( array $m ): string {
 					return rawurlencode( $m[0] );
 				},
 				$url

@@ -8,9 +8,10 @@
 namespace VarnishEdge;
 
 /**
- * Collects invalidations during a request, deduplicates them, and at shutdown (after the response
- * has been flushed) writes one batch to the outbox and delivers it; a scheduled post going live
- * in a WP-Cron run is delivered at once (`deliver_now()`).
+ * Collects what the handlers push during a request, deduplicates it, and at shutdown (after the
+ * response has been flushed) writes one batch to the outbox and delivers it; a scheduled post
+ * going live in a WP-Cron run is delivered at once (`deliver_now()`). It pulls from nobody:
+ * a handler whose invalidation depends on the request's final state defers its push (`defer()`).
  */
 class Event_Queue {
 
@@ -20,11 +21,11 @@ class Event_Queue {
 	/** @var Settings */
 	private $settings;
 
-	/** @var Outbox */
+	/** @var Outbox_Store */
 	private $outbox;
 
-	/** @var Change_Detector */
-	private $detector;
+	/** @var Outbox_Delivery */
+	private $delivery;
 
 	/** @var callable[] Work to run once at the end of the request, before the batch is built. */
 	private $deferred = array();
@@ -36,22 +37,29 @@ class Event_Queue {
 	 * Constructor.
 	 *
 	 * @param Settings        $settings Settings.
-	 * @param Outbox          $outbox   Outbox.
-	 * @param Change_Detector $detector Post change detector (flushed into the batch at dispatch).
+	 * @param Outbox_Store    $outbox   Where the batch is stored.
+	 * @param Outbox_Delivery $delivery Sends it.
 	 */
-	public function __construct( Settings $settings, Outbox $outbox, Change_Detector $detector ) {
+	public function __construct( Settings $settings, Outbox_Store $outbox, Outbox_Delivery $delivery ) {
 		$this->settings = $settings;
 		$this->outbox   = $outbox;
-		$this->detector = $detector;
+		$this->delivery = $delivery;
 		$this->pending  = new Invalidation();
 	}
 
 	/**
-	 * Queue an invalidation for the end of the request.
-	 *
-	 * @param Invalidation $inv Invalidation.
+	 * Hook into WordPress: the batch goes out at shutdown, after every other shutdown callback
+	 * that may still queue something (the rate limit's released keys run at 99).
 	 */
-	public function add( Invalidation $inv ) {
+	public function register(): void {
+		add_action( 'shutdown', array( $this, 'dispatch' ), 100 );
+		add_action( 'publish_future_post', array( $this, 'deliver_now' ), PHP_INT_MAX, 0 );
+	}
+
+	/**
+	 * Queue an invalidation for the end of the request.
+	 */
+	public function add( Invalidation $inv ): void {
 		$this->pending->merge( $inv );
 	}
 
@@ -59,34 +67,30 @@ class Event_Queue {
 	 * Run a callback at the end of the request, before the batch is built (it queues its
 	 * invalidation with `add()`): for changes written several times in a request whose
 	 * invalidation depends on their final state.
-	 *
-	 * @param callable $callback Callback.
 	 */
-	public function defer( callable $callback ) {
+	public function defer( callable $callback ): void {
 		$this->deferred[] = $callback;
 	}
 
 	/**
 	 * Run a callback once the request's batch is built (to forget request-scoped state).
-	 *
-	 * @param callable $callback Callback.
 	 */
-	public function after_commit( callable $callback ) {
+	public function after_commit( callable $callback ): void {
 		$this->cleanup[] = $callback;
 	}
 
 	/**
 	 * Build the batch for everything queued in this request and store it in the outbox.
 	 *
-	 * @return array Events stored (empty when nothing changed).
+	 * @return array<int,array<string,mixed>> Events stored (empty when nothing changed).
 	 */
-	public function commit() {
+	public function commit(): array {
 		$deferred       = $this->deferred;
 		$this->deferred = array();
 		foreach ( $deferred as $callback ) {
 			call_user_func( $callback );
 		}
-		$inv           = $this->pending->merge( $this->detector->collect() );
+		$inv           = $this->pending;
 		$this->pending = new Invalidation();
 		$cleanup       = $this->cleanup;
 		$this->cleanup = array();
@@ -106,18 +110,16 @@ class Event_Queue {
 	}
 
 	/**
-	 * Whether anything was queued or changed in this request so far.
-	 *
-	 * @return bool
+	 * Whether anything was queued or deferred in this request so far.
 	 */
-	private function has_events() {
-		return ! $this->pending->is_empty() || array() !== $this->deferred || array() !== $this->cleanup || $this->detector->has_changes();
+	private function has_events(): bool {
+		return ! $this->pending->is_empty() || array() !== $this->deferred || array() !== $this->cleanup;
 	}
 
 	/**
 	 * Shutdown handler: flush the response to the browser, then commit and deliver.
 	 */
-	public function dispatch() {
+	public function dispatch(): void {
 		$has_events = $this->has_events();
 		$has_due    = $this->settings->is_configured() && $this->outbox->has_due();
 		if ( ! $has_events && ! $has_due ) {
@@ -130,7 +132,7 @@ class Event_Queue {
 		}
 		$this->commit();
 		if ( $this->settings->is_configured() ) {
-			$this->outbox->process();
+			$this->delivery->process();
 		}
 	}
 
@@ -143,13 +145,13 @@ class Event_Queue {
 	 * Varnish had them, with nothing in the outbox yet to show it. What the rest of the run
 	 * changes goes out at its end, as usual.
 	 */
-	public function deliver_now() {
+	public function deliver_now(): void {
 		if ( ! $this->has_events() ) {
 			return;
 		}
 		$this->commit();
 		if ( $this->settings->is_configured() ) {
-			$this->outbox->process();
+			$this->delivery->process();
 		}
 	}
 }

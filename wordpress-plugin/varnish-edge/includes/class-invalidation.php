@@ -32,9 +32,8 @@ class Invalidation {
 	 *
 	 * @param string[] $tags Keys.
 	 * @param bool     $soft Soft purge.
-	 * @return $this
 	 */
-	public function tags( array $tags, $soft = false ) {
+	public function tags( array $tags, bool $soft = false ): static {
 		foreach ( $tags as $tag ) {
 			if ( is_string( $tag ) && '' !== $tag ) {
 				if ( $soft ) {
@@ -52,9 +51,8 @@ class Invalidation {
 	 *
 	 * @param string[] $urls URLs.
 	 * @param bool     $soft Soft purge.
-	 * @return $this
 	 */
-	public function urls( array $urls, $soft = false ) {
+	public function urls( array $urls, bool $soft = false ): static {
 		foreach ( $urls as $url ) {
 			if ( is_string( $url ) && '' !== $url ) {
 				if ( $soft ) {
@@ -71,9 +69,8 @@ class Invalidation {
 	 * Add URL prefixes (every URL under them, hard).
 	 *
 	 * @param string[] $urls URL prefixes.
-	 * @return $this
 	 */
-	public function prefixes( array $urls ) {
+	public function prefixes( array $urls ): static {
 		foreach ( $urls as $url ) {
 			if ( is_string( $url ) && '' !== $url ) {
 				$this->prefixes[ $url ] = true;
@@ -84,32 +81,24 @@ class Invalidation {
 
 	/**
 	 * Invalidate the whole site.
-	 *
-	 * @return $this
 	 */
-	public function everything() {
+	public function everything(): static {
 		$this->all = true;
 		return $this;
 	}
 
 	/**
 	 * Add a human-readable reason.
-	 *
-	 * @param string $reason Reason.
-	 * @return $this
 	 */
-	public function reason( $reason ) {
+	public function reason( string $reason ): static {
 		$this->reasons[ $reason ] = true;
 		return $this;
 	}
 
 	/**
 	 * Merge another invalidation into this one.
-	 *
-	 * @param Invalidation $other Other.
-	 * @return $this
 	 */
-	public function merge( Invalidation $other ) {
+	public function merge( Invalidation $other ): static {
 		$this->hard_tags += $other->hard_tags;
 		$this->soft_tags += $other->soft_tags;
 		$this->hard_urls += $other->hard_urls;
@@ -122,10 +111,8 @@ class Invalidation {
 
 	/**
 	 * Whether there is nothing to invalidate.
-	 *
-	 * @return bool
 	 */
-	public function is_empty() {
+	public function is_empty(): bool {
 		return ! $this->all && ! $this->hard_tags && ! $this->soft_tags && ! $this->hard_urls && ! $this->soft_urls && ! $this->prefixes;
 	}
 }

@@ -34,10 +34,16 @@ namespace VarnishEdge;
 class Key_Scheme {
 
 	/**
-	 * Namespace prefix.
-	 *
-	 * @var string
+	 * A surrogate key, as the protocol and the purger accept it (testdata/key-grammar.json).
 	 */
+	public const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$';
+
+	/**
+	 * A site's key namespace (testdata/key-grammar.json).
+	 */
+	public const NAMESPACE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,47}$';
+
+	/** @var string Namespace prefix. */
 	private $ns;
 
 	/**
@@ -45,20 +51,33 @@ class Key_Scheme {
 	 *
 	 * @param string $ns Namespace.
 	 */
-	public function __construct( $ns ) {
+	public function __construct( string $ns ) {
 		$this->ns = $ns;
 	}
 
 	/**
-	 * A namespaced key; long or unusual suffixes are hashed to stay within the tag rule.
+	 * Whether a string is a valid surrogate key (`$` without a trailing newline, as in the purger).
+	 */
+	public static function is_valid_key( string $key ): bool {
+		return 1 === preg_match( '/' . self::KEY_PATTERN . '/D', $key );
+	}
+
+	/**
+	 * Whether a string is a valid key namespace.
+	 */
+	public static function is_valid_namespace( string $ns ): bool {
+		return 1 === preg_match( '/' . self::NAMESPACE_PATTERN . '/D', $ns );
+	}
+
+	/**
+	 * A namespaced key; long or unusual suffixes are hashed to stay within the key grammar.
 	 *
 	 * @param string          $kind Kind.
 	 * @param string|int|null $id   Id or name.
-	 * @return string
 	 */
-	public function key( $kind, $id = null ) {
+	public function key( string $kind, string|int|null $id = null ): string {
 		$key = $this->ns . '-' . $kind . ( null === $id ? '' : '-' . $id );
-		if ( strlen( $key ) > 128 || ! preg_match( '/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/', $key ) ) {
+		if ( ! self::is_valid_key( $key ) ) {
 			$key = $this->ns . '-' . $kind . '-h' . substr( md5( (string) $id ), 0, 16 );
 		}
 		return $key;
@@ -66,103 +85,76 @@ class Key_Scheme {
 
 	/**
 	 * Key `p-N`: post N's own page.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function post( $id ) {
-		return $this->key( 'p', (int) $id );
+	public function post( int $id ): string {
+		return $this->key( 'p', $id );
 	}
 
 	/**
 	 * Key `pl-N`: post N listed with its content or excerpt.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function post_listed( $id ) {
-		return $this->key( 'pl', (int) $id );
+	public function post_listed( int $id ): string {
+		return $this->key( 'pl', $id );
 	}
 
 	/**
 	 * Key `pn-N`: post N linked by its title only.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function post_linked( $id ) {
-		return $this->key( 'pn', (int) $id );
+	public function post_linked( int $id ): string {
+		return $this->key( 'pn', $id );
 	}
 
 	/**
 	 * Key `pf-N`: post N in a feed.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function post_feed( $id ) {
-		return $this->key( 'pf', (int) $id );
+	public function post_feed( int $id ): string {
+		return $this->key( 'pf', $id );
 	}
 
 	/**
 	 * Key `pa-N`: the author of post N shown.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function post_author( $id ) {
-		return $this->key( 'pa', (int) $id );
+	public function post_author( int $id ): string {
+		return $this->key( 'pa', $id );
 	}
 
 	/**
 	 * Key `pt-N`: the terms of post N shown.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function post_terms( $id ) {
-		return $this->key( 'pt', (int) $id );
+	public function post_terms( int $id ): string {
+		return $this->key( 'pt', $id );
 	}
 
 	/**
 	 * Key `nb-N`: the page of post N, which links its previous/next posts.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function neighbors( $id ) {
-		return $this->key( 'nb', (int) $id );
+	public function neighbors( int $id ): string {
+		return $this->key( 'nb', $id );
 	}
 
 	/**
 	 * Key `c-N`: the comments of post N.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function comments( $id ) {
-		return $this->key( 'c', (int) $id );
+	public function comments( int $id ): string {
+		return $this->key( 'c', $id );
 	}
 
 	/**
 	 * Key `e-N`: an attachment or reusable block rendered inside a page.
-	 *
-	 * @param int $id Attachment or reusable block id.
-	 * @return string
 	 */
-	public function embedded( $id ) {
-		return $this->key( 'e', (int) $id );
+	public function embedded( int $id ): string {
+		return $this->key( 'e', $id );
 	}
 
 	/**
-	 * A key named by other code (the public API): `<ns>-<name>`; a name already carrying this
-	 * site's namespace is kept as it is.
+	 * A key named by other code or a person: `<ns>-<name>`; a name already carrying this site's
+	 * namespace is kept as it is. A name outside the key grammar stays outside it (check with
+	 * `is_valid_key()`).
 	 *
 	 * @param string $name Key name without the namespace (e.g. `shop`, `p-42`).
-	 * @return string
 	 */
-	public function custom( $name ) {
-		$name = trim( (string) $name );
+	public function custom( string $name ): string {
+		$name = trim( $name );
 		if ( 0 === strpos( $name, $this->ns . '-' ) ) {
 			$name = substr( $name, strlen( $this->ns ) + 1 );
 		}
@@ -171,61 +163,43 @@ class Key_Scheme {
 
 	/**
 	 * Key `t-N`: term N's name or link shown.
-	 *
-	 * @param int $id Term id.
-	 * @return string
 	 */
-	public function term( $id ) {
-		return $this->key( 't', (int) $id );
+	public function term( int $id ): string {
+		return $this->key( 't', $id );
 	}
 
 	/**
 	 * Key `ts-N`: term N's slug shown (post CSS classes).
-	 *
-	 * @param int $id Term id.
-	 * @return string
 	 */
-	public function term_slug( $id ) {
-		return $this->key( 'ts', (int) $id );
+	public function term_slug( int $id ): string {
+		return $this->key( 'ts', $id );
 	}
 
 	/**
 	 * Key `tl-N`: term N's archive.
-	 *
-	 * @param int $id Term id.
-	 * @return string
 	 */
-	public function term_listing( $id ) {
-		return $this->key( 'tl', (int) $id );
+	public function term_listing( int $id ): string {
+		return $this->key( 'tl', $id );
 	}
 
 	/**
 	 * Key `u-N`: user N shown as an author.
-	 *
-	 * @param int $id User id.
-	 * @return string
 	 */
-	public function user( $id ) {
-		return $this->key( 'u', (int) $id );
+	public function user( int $id ): string {
+		return $this->key( 'u', $id );
 	}
 
 	/**
 	 * Key `ul-N`: user N's author archive.
-	 *
-	 * @param int $id User id.
-	 * @return string
 	 */
-	public function author_listing( $id ) {
-		return $this->key( 'ul', (int) $id );
+	public function author_listing( int $id ): string {
+		return $this->key( 'ul', $id );
 	}
 
 	/**
 	 * Key `pta-<type>`: a post type archive.
-	 *
-	 * @param string $type Post type.
-	 * @return string
 	 */
-	public function post_type_archive( $type ) {
+	public function post_type_archive( string $type ): string {
 		return $this->key( 'pta', $type );
 	}
 
@@ -233,70 +207,53 @@ class Key_Scheme {
 	 * Date archive key.
 	 *
 	 * @param string $ymd Year, year+month or year+month+day digits.
-	 * @return string
 	 */
-	public function date( $ymd ) {
+	public function date( string $ymd ): string {
 		return $this->key( 'date', $ymd );
 	}
 
 	/**
 	 * Listing kind keys: home, front, feed, search, 404, pages, comments, menus, widgets.
-	 *
-	 * @param string $kind Kind.
-	 * @return string
 	 */
-	public function listing( $kind ) {
+	public function listing( string $kind ): string {
 		return $this->key( $kind );
 	}
 
 	/**
 	 * Key `r-p-N`: post N's REST item.
-	 *
-	 * @param int $id Post id.
-	 * @return string
 	 */
-	public function rest_post( $id ) {
-		return $this->key( 'r-p', (int) $id );
+	public function rest_post( int $id ): string {
+		return $this->key( 'r-p', $id );
 	}
 
 	/**
 	 * Key `r-t-N`: term N's REST item.
-	 *
-	 * @param int $id Term id.
-	 * @return string
 	 */
-	public function rest_term( $id ) {
-		return $this->key( 'r-t', (int) $id );
+	public function rest_term( int $id ): string {
+		return $this->key( 'r-t', $id );
 	}
 
 	/**
 	 * Key `r-u-N`: user N's REST item.
-	 *
-	 * @param int $id User id.
-	 * @return string
 	 */
-	public function rest_user( $id ) {
-		return $this->key( 'r-u', (int) $id );
+	public function rest_user( int $id ): string {
+		return $this->key( 'r-u', $id );
 	}
 
 	/**
 	 * Key `r-c-<base>`: a REST collection.
 	 *
 	 * @param string $base Route base (post type rest_base, taxonomy, users).
-	 * @return string
 	 */
-	public function rest_collection( $base ) {
+	public function rest_collection( string $base ): string {
 		return $this->key( 'r-c', $base );
 	}
 
 	/**
 	 * Key `r-q-<base>`: a REST collection whose members depend on content (filtered, searched,
 	 * ordered by title or count), purged by any change to an item of its base.
-	 *
-	 * @param string $base Route base.
-	 * @return string
 	 */
-	public function rest_query( $base ) {
+	public function rest_query( string $base ): string {
 		return $this->key( 'r-q', $base );
 	}
 
@@ -304,30 +261,23 @@ class Key_Scheme {
 	 * Keys of every REST collection of a base: the plain one (`r-c-`) and the filtered ones
 	 * (`r-q-`), both of which an item entering or leaving the base changes.
 	 *
-	 * @param string $base Route base.
 	 * @return string[]
 	 */
-	public function rest_lists( $base ) {
+	public function rest_lists( string $base ): array {
 		return array( $this->rest_collection( $base ), $this->rest_query( $base ) );
 	}
 
 	/**
 	 * Group key of a class (e.g. `<ns>-pl-many`).
-	 *
-	 * @param string $class Class.
-	 * @return string
 	 */
-	public function group( $class ) {
+	public function group( string $class ): string {
 		return $this->ns . '-' . $class . '-many';
 	}
 
 	/**
 	 * Class of a per-object key of this namespace, or null (e.g. `pl` for `<ns>-pl-42`).
-	 *
-	 * @param string $key Key.
-	 * @return string|null
 	 */
-	public function class_of( $key ) {
+	public function class_of( string $key ): ?string {
 		$prefix = $this->ns . '-';
 		if ( 0 !== strpos( $key, $prefix ) ) {
 			return null;
@@ -345,7 +295,7 @@ class Key_Scheme {
 	 * @param string[] $keys Keys.
 	 * @return string[]
 	 */
-	public function with_groups( array $keys ) {
+	public function with_groups( array $keys ): array {
 		$out = array();
 		foreach ( $keys as $key ) {
 			$out[ $key ] = true;
@@ -366,7 +316,7 @@ class Key_Scheme {
 	 * @param int      $total_budget Max bytes over all lines.
 	 * @return string[] Header values.
 	 */
-	public function header_lines( array $keys, $line_budget = 4000, $total_budget = 16000 ) {
+	public function header_lines( array $keys, int $line_budget = 4000, int $total_budget = 16000 ): array {
 		$keys = array_values( array_unique( $keys ) );
 		while ( self::total_bytes( $keys ) > $total_budget ) {
 			$by_class = array();
@@ -381,7 +331,7 @@ class Key_Scheme {
 			}
 			uasort(
 				$by_class,
-				static function ( $a, $b ) {
+				static function ( array $a, array $b ): int {
 					return count( $b ) <=> count( $a );
 				}
 			);
@@ -409,9 +359,8 @@ class Key_Scheme {
 	 * Bytes of the keys joined by spaces.
 	 *
 	 * @param string[] $keys Keys.
-	 * @return int
 	 */
-	private static function total_bytes( array $keys ) {
+	private static function total_bytes( array $keys ): int {
 		return array() === $keys ? 0 : strlen( implode( ' ', $keys ) );
 	}
 }

@@ -8,7 +8,8 @@
 namespace VarnishEdge;
 
 /**
- * What every key source shares: the key scheme and the collector it adds keys to.
+ * What every key source shares: the key scheme and the collector it adds keys to. Each source
+ * hooks itself into WordPress (`register()`).
  */
 abstract class Key_Source {
 
@@ -30,11 +31,14 @@ abstract class Key_Source {
 	}
 
 	/**
-	 * Key scheme.
-	 *
-	 * @return Key_Scheme
+	 * Hook the source into the WordPress actions and filters that show what a response renders.
 	 */
-	protected function scheme() {
+	abstract public function register(): void;
+
+	/**
+	 * Key scheme of the current site.
+	 */
+	protected function scheme(): Key_Scheme {
 		return new Key_Scheme( $this->settings->key_namespace() );
 	}
 
@@ -43,7 +47,7 @@ abstract class Key_Source {
 	 *
 	 * @param string[] $keys Keys.
 	 */
-	protected function add( array $keys ) {
+	protected function add( array $keys ): void {
 		$this->keys->add( $keys );
 	}
 }

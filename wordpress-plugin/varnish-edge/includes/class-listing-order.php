@@ -24,13 +24,18 @@ namespace VarnishEdge;
 class Listing_Order {
 
 	/**
+	 * Hook into WordPress.
+	 */
+	public function register(): void {
+		add_filter( 'posts_orderby', array( $this, 'on_posts_orderby' ), 10, 2 );
+	}
+
+	/**
 	 * Filter `posts_orderby`: an ORDER BY that ends with the post date gets the post id after it.
 	 *
-	 * @param string          $orderby ORDER BY clause (without the keywords).
-	 * @param \WP_Query|mixed $query   Query.
-	 * @return string
+	 * @param mixed $orderby ORDER BY clause (without the keywords); another plugin may pass anything.
 	 */
-	public function on_posts_orderby( $orderby, $query = null ) {
+	public function on_posts_orderby( mixed $orderby, mixed $query = null ): mixed {
 		global $wpdb;
 		if ( ! is_string( $orderby ) ) {
 			return $orderby;

@@ -8,34 +8,43 @@
 namespace VarnishEdge;
 
 /**
- * Builds invalidations for explicit purge requests and explains what an edit would purge.
+ * Builds invalidations for explicit purge requests and explains what an edit would purge, with
+ * the same key scheme and post rules as the automatic ones.
  */
 class Manual_Purge {
 
 	/** @var Settings */
 	private $settings;
 
-	/** @var Change_Detector */
-	private $detector;
-
 	/**
 	 * Constructor.
-	 *
-	 * @param Settings        $settings Settings.
-	 * @param Change_Detector $detector Rules.
 	 */
-	public function __construct( Settings $settings, Change_Detector $detector ) {
+	public function __construct( Settings $settings ) {
 		$this->settings = $settings;
-		$this->detector = $detector;
+	}
+
+	/**
+	 * The post with this id, or the error a person sees.
+	 */
+	private function find_post( int $post_id ): \WP_Post|\WP_Error {
+		$post = get_post( $post_id );
+		/* translators: %d: post id. */
+		return $post ? $post : new \WP_Error( 'varnish_edge_no_post', sprintf( __( 'There is no post with ID %d.', 'varnish-edge' ), $post_id ) );
+	}
+
+	/**
+	 * The post rules of the current site.
+	 */
+	private function policy(): Post_Change_Policy {
+		return new Post_Change_Policy( new Key_Scheme( $this->settings->key_namespace() ), new Live_Post_Facts() );
 	}
 
 	/**
 	 * The whole site.
 	 *
 	 * @param string $who Who asked.
-	 * @return Invalidation
 	 */
-	public function all( $who ) {
+	public function all( string $who ): Invalidation {
 		return ( new Invalidation() )->everything()->reason( 'manual purge of the whole site by ' . $who );
 	}
 
@@ -44,10 +53,9 @@ class Manual_Purge {
 	 *
 	 * @param string $url URL.
 	 * @param string $who Who asked.
-	 * @return Invalidation|\WP_Error
 	 */
-	public function url( $url, $who ) {
-		$url = esc_url_raw( (string) $url, array( 'http', 'https' ) );
+	public function url( string $url, string $who ): Invalidation|\WP_Error {
+		$url = esc_url_raw( $url, array( 'http', 'https' ) );
 		if ( '' === $url || Settings::site_host( $url ) !== Settings::site_host( home_url() ) ) {
 			/* translators: %s: site host. */
 			return new \WP_Error( 'varnish_edge_bad_url', sprintf( __( 'Only absolute URLs of this site (%s) can be purged.', 'varnish-edge' ), Settings::site_host( home_url() ) ) );
@@ -58,22 +66,18 @@ class Manual_Purge {
 	/**
 	 * Surrogate keys (namespaced automatically when given without the namespace).
 	 *
-	 * @param string[] $keys Keys.
-	 * @param string   $who  Who asked.
-	 * @return Invalidation|\WP_Error
+	 * @param array<int,mixed> $keys Keys as typed.
+	 * @param string           $who  Who asked.
 	 */
-	public function keys( array $keys, $who ) {
-		$ns  = $this->settings->key_namespace();
-		$out = array();
-		foreach ( $keys as $key ) {
-			$key = trim( (string) $key );
-			if ( '' === $key ) {
+	public function keys( array $keys, string $who ): Invalidation|\WP_Error {
+		$scheme = new Key_Scheme( $this->settings->key_namespace() );
+		$out    = array();
+		foreach ( $keys as $name ) {
+			if ( '' === trim( (string) $name ) ) {
 				continue;
 			}
-			if ( 0 !== strpos( $key, $ns . '-' ) ) {
-				$key = $ns . '-' . $key;
-			}
-			if ( ! preg_match( '/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/', $key ) ) {
+			$key = $scheme->custom( (string) $name );
+			if ( ! Key_Scheme::is_valid_key( $key ) ) {
 				/* translators: %s: the rejected key. */
 				return new \WP_Error( 'varnish_edge_bad_key', sprintf( __( 'Invalid surrogate key: %s', 'varnish-edge' ), $key ) );
 			}
@@ -90,36 +94,33 @@ class Manual_Purge {
 	 *
 	 * @param int    $post_id Post id.
 	 * @param string $who     Who asked.
-	 * @return Invalidation|\WP_Error
 	 */
-	public function post( $post_id, $who ) {
-		$post = get_post( (int) $post_id );
-		if ( ! $post ) {
-			/* translators: %d: post id. */
-			return new \WP_Error( 'varnish_edge_no_post', sprintf( __( 'There is no post with ID %d.', 'varnish-edge' ), (int) $post_id ) );
+	public function post( int $post_id, string $who ): Invalidation|\WP_Error {
+		$post = $this->find_post( $post_id );
+		if ( is_wp_error( $post ) ) {
+			return $post;
 		}
-		$state = $this->detector->snapshot( $post );
-		$inv   = $this->detector->invalidation_for( $state, array_merge( $state, array( 'status' => 'draft' ) ) );
+		$state = Post_Snapshot::of( $post );
+		$inv   = $this->policy()->invalidation( $state, array_merge( $state, array( 'status' => 'draft' ) ) );
 		return $inv->reason( 'manual purge of post ' . $post->ID . ' by ' . $who );
 	}
 
 	/**
 	 * What edits of a post would invalidate: a content update, and unpublishing.
 	 *
-	 * @param int $post_id Post id.
 	 * @return array<string,Invalidation>|\WP_Error
 	 */
-	public function explain( $post_id ) {
-		$post = get_post( (int) $post_id );
-		if ( ! $post ) {
-			/* translators: %d: post id. */
-			return new \WP_Error( 'varnish_edge_no_post', sprintf( __( 'There is no post with ID %d.', 'varnish-edge' ), (int) $post_id ) );
+	public function explain( int $post_id ): array|\WP_Error {
+		$post = $this->find_post( $post_id );
+		if ( is_wp_error( $post ) ) {
+			return $post;
 		}
-		$state = $this->detector->snapshot( $post );
+		$state  = Post_Snapshot::of( $post );
+		$policy = $this->policy();
 		return array(
-			'update'    => $this->detector->invalidation_for( $state, array_merge( $state, array( 'content' => 'changed' ) ) ),
-			'unpublish' => $this->detector->invalidation_for( $state, array_merge( $state, array( 'status' => 'draft' ) ) ),
-			'publish'   => $this->detector->invalidation_for( array_merge( $state, array( 'status' => 'draft' ) ), array_merge( $state, array( 'status' => 'publish' ) ) ),
+			'update'    => $policy->invalidation( $state, array_merge( $state, array( 'content' => 'changed' ) ) ),
+			'unpublish' => $policy->invalidation( $state, array_merge( $state, array( 'status' => 'draft' ) ) ),
+			'publish'   => $policy->invalidation( array_merge( $state, array( 'status' => 'draft' ) ), array_merge( $state, array( 'status' => 'publish' ) ) ),
 		);
 	}
 }

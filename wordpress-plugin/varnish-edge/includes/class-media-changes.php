@@ -29,27 +29,34 @@ class Media_Changes extends Change_Handler {
 	private $attachment_meta = array();
 
 	/**
-	 * Action `attachment_updated`: the attachment page and every published post that embeds it.
-	 *
-	 * @param int $attachment_id Attachment id.
+	 * Hook into WordPress.
 	 */
-	public function on_attachment_changed( $attachment_id ) {
-		$attachment_id = (int) $attachment_id;
+	public function register(): void {
+		add_action( 'attachment_updated', array( $this, 'on_attachment_changed' ), 10, 1 );
+		add_action( 'delete_attachment', array( $this, 'on_attachment_deleted' ), 10, 1 );
+		add_action( 'add_attachment', array( $this, 'on_attachment_added' ), 10, 1 );
+		foreach ( array( 'added', 'updated', 'deleted' ) as $op ) {
+			add_action( "{$op}_post_meta", array( $this, 'on_attachment_meta' ), 10, 3 );
+		}
+		add_filter( 'wp_update_attachment_metadata', array( $this, 'on_attachment_metadata' ), 10, 2 );
+	}
+
+	/**
+	 * Action `attachment_updated`: the attachment page and every published post that embeds it.
+	 */
+	public function on_attachment_changed( int $attachment_id ): void {
 		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d changed', $attachment_id ) ) );
 	}
 
 	/**
 	 * Action `add_attachment`: created in this request, so no cached page can show it yet; the
 	 * REST media listings (the newest first) gain it.
-	 *
-	 * @param int $attachment_id Attachment id.
 	 */
-	public function on_attachment_added( $attachment_id ) {
-		$attachment_id                           = (int) $attachment_id;
+	public function on_attachment_added( int $attachment_id ): void {
 		$this->new_attachments[ $attachment_id ] = true;
 		$this->queue( ( new Invalidation() )->tags( $this->scheme()->rest_lists( Rest_Bases::of_type( 'attachment' ) ), true )->reason( sprintf( 'attachment %d added', $attachment_id ) ) );
 		$this->queue->after_commit(
-			function () use ( $attachment_id ) {
+			function () use ( $attachment_id ): void {
 				unset( $this->new_attachments[ $attachment_id ] );
 			}
 		);
@@ -60,20 +67,19 @@ class Media_Changes extends Change_Handler {
 	 * text or file changed (also when written without an attachment update, as the media
 	 * modal and the REST API write alt text).
 	 *
-	 * @param int|int[] $meta_id   Meta id(s).
+	 * @param int|int[] $meta_id   Meta id (several when deleted).
 	 * @param int       $object_id Post id.
 	 * @param string    $meta_key  Meta key.
 	 */
-	public function on_attachment_meta( $meta_id, $object_id, $meta_key ) {
-		$object_id = (int) $object_id;
+	public function on_attachment_meta( int|array $meta_id, int $object_id, string $meta_key ): void {
 		if ( ! in_array( $meta_key, self::ATTACHMENT_META, true ) || isset( $this->attachment_meta[ $object_id ] ) || 'attachment' !== get_post_type( $object_id ) ) {
 			return;
 		}
-		$this->attachment_meta[ $object_id ] = (string) $meta_key;
+		$this->attachment_meta[ $object_id ] = $meta_key;
 		// Decided at the end of the request: WordPress writes the file meta of a new upload
 		// before `add_attachment` says it is new.
 		$this->queue->defer(
-			function () use ( $object_id ) {
+			function () use ( $object_id ): void {
 				$key = $this->attachment_meta[ $object_id ] ?? '';
 				unset( $this->attachment_meta[ $object_id ] );
 				if ( ! isset( $this->new_attachments[ $object_id ] ) && 'attachment' === get_post_type( $object_id ) ) {
@@ -88,12 +94,9 @@ class Media_Changes extends Change_Handler {
 	 * files, so the metadata still names every file. Besides what shows the attachment, every file
 	 * URL is purged: static files are cached for days, and a deleted image (a takedown) must stop
 	 * being served now.
-	 *
-	 * @param int $attachment_id Attachment id.
 	 */
-	public function on_attachment_deleted( $attachment_id ) {
-		$attachment_id = (int) $attachment_id;
-		$files         = Attachment_Files::urls( $attachment_id, wp_get_attachment_metadata( $attachment_id ), get_post_meta( $attachment_id, '_wp_attachment_backup_sizes', true ) );
+	public function on_attachment_deleted( int $attachment_id ): void {
+		$files = Attachment_Files::urls( $attachment_id, wp_get_attachment_metadata( $attachment_id ), get_post_meta( $attachment_id, '_wp_attachment_backup_sizes', true ) );
 		$this->queue( $this->attachment_shown( $attachment_id, sprintf( 'attachment %d deleted', $attachment_id ) )->urls( $files )->tags( $this->scheme()->rest_lists( Rest_Bases::of_type( 'attachment' ) ) ) );
 	}
 
@@ -106,10 +109,8 @@ class Media_Changes extends Change_Handler {
 	 *
 	 * @param mixed $data          New metadata (returned unchanged).
 	 * @param int   $attachment_id Attachment id.
-	 * @return mixed
 	 */
-	public function on_attachment_metadata( $data, $attachment_id = 0 ) {
-		$attachment_id = (int) $attachment_id;
+	public function on_attachment_metadata( mixed $data, int $attachment_id = 0 ): mixed {
 		if ( $attachment_id <= 0 || array_key_exists( $attachment_id, $this->media_before ) || 'attachment' !== get_post_type( $attachment_id ) ) {
 			return $data;
 		}
@@ -117,7 +118,7 @@ class Media_Changes extends Change_Handler {
 
 		$this->media_before[ $attachment_id ] = $old ? Attachment_Files::urls( $attachment_id, $old ) : null;
 		$this->queue->defer(
-			function () use ( $attachment_id ) {
+			function () use ( $attachment_id ): void {
 				$this->attachment_files_changed( $attachment_id );
 			}
 		);
@@ -129,10 +130,8 @@ class Media_Changes extends Change_Handler {
 	 * of the new metadata (with `IMAGE_EDIT_OVERWRITE` the names stay and the pixels change;
 	 * without it, pages computing URLs from the metadata show the new names), the attachment page
 	 * and the posts embedding it.
-	 *
-	 * @param int $attachment_id Attachment id.
 	 */
-	private function attachment_files_changed( $attachment_id ) {
+	private function attachment_files_changed( int $attachment_id ): void {
 		$before = $this->media_before[ $attachment_id ] ?? null;
 		unset( $this->media_before[ $attachment_id ] );
 		if ( 'attachment' !== get_post_type( $attachment_id ) ) {
@@ -159,12 +158,8 @@ class Media_Changes extends Change_Handler {
 	 * removal): its page, its REST item, and every page that rendered it, which carries its
 	 * `e-N` key (image, gallery item, featured image, image block) — one key purge instead of a
 	 * search through the posts.
-	 *
-	 * @param int    $attachment_id Attachment id.
-	 * @param string $reason        Reason.
-	 * @return Invalidation
 	 */
-	private function attachment_shown( $attachment_id, $reason ) {
+	private function attachment_shown( int $attachment_id, string $reason ): Invalidation {
 		$s    = $this->scheme();
 		$inv  = ( new Invalidation() )->tags( array( $s->post( $attachment_id ), $s->rest_post( $attachment_id ), $s->embedded( $attachment_id ), $s->rest_query( Rest_Bases::of_type( 'attachment' ) ) ) )->reason( $reason );
 		$link = get_permalink( $attachment_id );

@@ -14,12 +14,20 @@ namespace VarnishEdge;
 class Media_Keys extends Key_Source {
 
 	/**
+	 * Hooks: where WordPress renders an attachment.
+	 */
+	public function register(): void {
+		add_filter( 'wp_get_attachment_url', array( $this, 'on_attachment_url' ), 10, 2 );
+		add_filter( 'wp_get_attachment_image_attributes', array( $this, 'on_attachment_image_attributes' ), 10, 2 );
+		add_filter( 'wp_content_img_tag', array( $this, 'on_content_img_tag' ), 10, 3 );
+		add_filter( 'wp_get_attachment_caption', array( $this, 'on_attachment_caption' ), 10, 2 );
+	}
+
+	/**
 	 * Records that the page renders an attachment, so that editing it (alt text, caption,
 	 * title, description, files) is one purge of its key instead of a search through posts.
-	 *
-	 * @param int $attachment_id Attachment id.
 	 */
-	private function add_attachment( $attachment_id ) {
+	private function add_attachment( int $attachment_id ): void {
 		if ( $attachment_id > 0 && ! is_admin() ) {
 			$this->add( array( $this->scheme()->embedded( (int) $attachment_id ) ) );
 		}
@@ -33,7 +41,7 @@ class Media_Keys extends Key_Source {
 	 * @param int    $post_id Attachment id.
 	 * @return string
 	 */
-	public function on_attachment_url( $url, $post_id = 0 ) {
+	public function on_attachment_url( mixed $url, mixed $post_id = 0 ): mixed {
 		$this->add_attachment( (int) $post_id );
 		return $url;
 	}
@@ -46,7 +54,7 @@ class Media_Keys extends Key_Source {
 	 * @param \WP_Post|null $attachment Attachment.
 	 * @return array
 	 */
-	public function on_attachment_image_attributes( $attr, $attachment = null ) {
+	public function on_attachment_image_attributes( mixed $attr, mixed $attachment = null ): mixed {
 		if ( $attachment instanceof \WP_Post ) {
 			$this->add_attachment( (int) $attachment->ID );
 		}
@@ -62,7 +70,7 @@ class Media_Keys extends Key_Source {
 	 * @param int    $attachment_id Attachment id.
 	 * @return string
 	 */
-	public function on_content_img_tag( $tag, $context = '', $attachment_id = 0 ) {
+	public function on_content_img_tag( mixed $tag, mixed $context = '', mixed $attachment_id = 0 ): mixed {
 		$this->add_attachment( (int) $attachment_id );
 		return $tag;
 	}
@@ -74,7 +82,7 @@ class Media_Keys extends Key_Source {
 	 * @param int    $post_id Attachment id.
 	 * @return string
 	 */
-	public function on_attachment_caption( $caption, $post_id = 0 ) {
+	public function on_attachment_caption( mixed $caption, mixed $post_id = 0 ): mixed {
 		$this->add_attachment( (int) $post_id );
 		return $caption;
 	}

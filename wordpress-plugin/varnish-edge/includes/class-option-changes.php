@@ -43,33 +43,34 @@ class Option_Changes extends Change_Handler {
 		'default_*', '*_user_roles', 'use_balanceTags', 'use_smilies', 'ping_sites', 'upload_path', 'upload_url_path', 'rss_*', 'akismet_*',
 	);
 
-	/** @var Site_Changes Site-wide and component invalidations. */
-	private $site;
-
 	/**
 	 * Constructor.
 	 *
 	 * @param Settings     $settings Settings.
-	 * @param Event_Queue  $queue    Queue.
+	 * @param Event_Queue  $queue    The request's queue.
 	 * @param Site_Changes $site     Site-wide and component invalidations.
 	 */
-	public function __construct( Settings $settings, Event_Queue $queue, Site_Changes $site ) {
+	public function __construct( Settings $settings, Event_Queue $queue, private Site_Changes $site ) {
 		parent::__construct( $settings, $queue );
-		$this->site = $site;
+	}
+
+	/**
+	 * Hook into WordPress.
+	 */
+	public function register(): void {
+		add_action( 'updated_option', array( $this, 'on_option_updated' ), 10, 3 );
+		add_action( 'added_option', array( $this, 'on_option_added_or_deleted' ), 10, 2 );
+		add_action( 'delete_option', array( $this, 'on_option_added_or_deleted' ), 10, 1 );
 	}
 
 	/**
 	 * Action `updated_option`: rendering options, widgets, menu locations.
-	 *
-	 * @param string $option Option name.
-	 * @param mixed  $old    Old value.
-	 * @param mixed  $new    New value.
 	 */
-	public function on_option_updated( $option, $old, $new ) {
+	public function on_option_updated( string $option, mixed $old, mixed $new ): void {
 		if ( $old === $new ) {
 			return;
 		}
-		if ( $this->mapped_option_changed( (string) $option, $old, $new ) ) {
+		if ( $this->mapped_option_changed( $option, $old, $new ) ) {
 			return;
 		}
 		if ( in_array( $option, self::SITE_OPTIONS, true ) ) {
@@ -92,7 +93,7 @@ class Option_Changes extends Change_Handler {
 				$this->site->menus_changed();
 			}
 		} else {
-			$this->unknown_option_changed( (string) $option );
+			$this->unknown_option_changed( $option );
 		}
 	}
 
@@ -104,21 +105,18 @@ class Option_Changes extends Change_Handler {
 	 * @param string $option Option name.
 	 * @param mixed  $value  Value (added_option only).
 	 */
-	public function on_option_added_or_deleted( $option, $value = null ) {
-		if ( ! $this->mapped_option_changed( (string) $option, null, $value ) && ! in_array( $option, self::SITE_OPTIONS, true ) ) {
-			$this->unknown_option_changed( (string) $option, 'delete_option' === current_action() );
+	public function on_option_added_or_deleted( string $option, mixed $value = null ): void {
+		if ( ! $this->mapped_option_changed( $option, null, $value ) && ! in_array( $option, self::SITE_OPTIONS, true ) ) {
+			$this->unknown_option_changed( $option, 'delete_option' === current_action() );
 		}
 	}
 
 	/**
 	 * Keys other code maps an option to (`varnish_edge_option_keys`); queued hard.
 	 *
-	 * @param string $option Option name.
-	 * @param mixed  $old    Old value.
-	 * @param mixed  $new    New value.
 	 * @return bool Whether the option is mapped (then nothing else is done for it).
 	 */
-	private function mapped_option_changed( $option, $old, $new ) {
+	private function mapped_option_changed( string $option, mixed $old, mixed $new ): bool {
 		/**
 		 * Keys (names without the namespace) of the pages that show an option. Return an array
 		 * (possibly empty: the option shows nowhere) to replace the plugin's own rules for it;
@@ -156,7 +154,7 @@ class Option_Changes extends Change_Handler {
 	 * @param string $option  Option name.
 	 * @param bool   $deleted The option is being deleted.
 	 */
-	private function unknown_option_changed( $option, $deleted = false ) {
+	private function unknown_option_changed( string $option, bool $deleted = false ): void {
 		$method = isset( $_SERVER['REQUEST_METHOD'] ) ? strtoupper( sanitize_key( wp_unslash( $_SERVER['REQUEST_METHOD'] ) ) ) : 'GET';
 		// A form submitted on an admin screen; admin page views write bookkeeping options.
 		if ( ! is_admin() || 'POST' !== $method || wp_doing_ajax() || wp_doing_cron() || ( defined( 'WP_CLI' ) && WP_CLI ) || $this->is_ignored_option( $option ) ) {
@@ -170,11 +168,8 @@ class Option_Changes extends Change_Handler {
 
 	/**
 	 * Whether an option is WordPress's (or this plugin's) bookkeeping.
-	 *
-	 * @param string $option Option name.
-	 * @return bool
 	 */
-	private function is_ignored_option( $option ) {
+	private function is_ignored_option( string $option ): bool {
 		/**
 		 * Options whose changes from admin screens never invalidate the site. An entry ending in
 		 * `*` matches a prefix, one starting with `*` a suffix.

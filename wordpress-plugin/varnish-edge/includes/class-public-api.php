@@ -28,9 +28,6 @@ class Public_Api {
 
 	/**
 	 * Constructor.
-	 *
-	 * @param Settings    $settings Settings.
-	 * @param Event_Queue $queue    Queue.
 	 */
 	public function __construct( Settings $settings, Event_Queue $queue ) {
 		$this->settings = $settings;
@@ -38,13 +35,18 @@ class Public_Api {
 	}
 
 	/**
-	 * Reason recorded in the event.
-	 *
-	 * @param mixed  $reason  Given reason.
-	 * @param string $default Default.
-	 * @return string
+	 * Hooks: the public actions.
 	 */
-	private static function reason( $reason, $default ) {
+	public function register(): void {
+		add_action( 'varnish_edge_purge_keys', array( $this, 'purge_keys' ), 10, 3 );
+		add_action( 'varnish_edge_purge_urls', array( $this, 'purge_urls' ), 10, 3 );
+		add_action( 'varnish_edge_purge_all', array( $this, 'purge_all' ), 10, 1 );
+	}
+
+	/**
+	 * Reason recorded in the event.
+	 */
+	private static function reason( mixed $reason, string $default ): string {
 		$reason = is_scalar( $reason ) ? sanitize_text_field( (string) $reason ) : '';
 		return '' === $reason ? $default : $reason;
 	}
@@ -56,7 +58,7 @@ class Public_Api {
 	 * @param bool            $soft   Soft purge (served stale once while it refreshes).
 	 * @param string          $reason Reason recorded in the event.
 	 */
-	public function purge_keys( $keys, $soft = false, $reason = '' ) {
+	public function purge_keys( mixed $keys, mixed $soft = false, mixed $reason = '' ): void {
 		$scheme = new Key_Scheme( $this->settings->key_namespace() );
 		$tags   = array();
 		foreach ( (array) $keys as $name ) {
@@ -76,7 +78,7 @@ class Public_Api {
 	 * @param bool            $soft   Soft purge.
 	 * @param string          $reason Reason recorded in the event.
 	 */
-	public function purge_urls( $urls, $soft = false, $reason = '' ) {
+	public function purge_urls( mixed $urls, mixed $soft = false, mixed $reason = '' ): void {
 		$out = array();
 		foreach ( (array) $urls as $url ) {
 			if ( ! is_scalar( $url ) || '' === trim( (string) $url ) ) {
@@ -96,7 +98,7 @@ class Public_Api {
 	 *
 	 * @param string $reason Reason recorded in the event.
 	 */
-	public function purge_all( $reason = '' ) {
+	public function purge_all( mixed $reason = '' ): void {
 		$this->queue->add( ( new Invalidation() )->everything()->reason( self::reason( $reason, 'whole site purged by code' ) ) );
 	}
 }

@@ -14,10 +14,20 @@ namespace VarnishEdge;
 class Query_Keys extends Key_Source {
 
 	/**
+	 * Hooks: the main query's keys, then each post a loop renders or a sitemap lists.
+	 */
+	public function register(): void {
+		add_action( 'template_redirect', array( $this, 'on_template_redirect' ), 0 );
+		add_action( 'the_post', array( $this, 'on_the_post' ), 10, 1 );
+		add_filter( 'wp_sitemaps_posts_entry', array( $this, 'on_sitemap_entry' ), 10, 2 );
+		add_filter( 'wp_sitemaps_posts_show_on_front_entry', array( $this, 'on_sitemap_home_entry' ), 10, 1 );
+	}
+
+	/**
 	 * Action `template_redirect` (early, before `Surrogate_Keys::start()`): keys for the main
 	 * query of a cacheable request.
 	 */
-	public function on_template_redirect() {
+	public function on_template_redirect(): void {
 		if ( $this->keys->is_cacheable_request() ) {
 			$this->add_main_query_keys();
 		}
@@ -26,7 +36,7 @@ class Query_Keys extends Key_Source {
 	/**
 	 * Keys for what the main query is.
 	 */
-	public function add_main_query_keys() {
+	public function add_main_query_keys(): void {
 		global $wp_query;
 		$s = $this->scheme();
 		if ( get_query_var( 'sitemap' ) || get_query_var( 'sitemap-stylesheet' ) ) {
@@ -120,7 +130,7 @@ class Query_Keys extends Key_Source {
 	 * @param \WP_Post $post  Post.
 	 * @return array
 	 */
-	public function on_sitemap_entry( $entry, $post = null ) {
+	public function on_sitemap_entry( mixed $entry, mixed $post = null ): mixed {
 		if ( is_array( $entry ) && isset( $entry['lastmod'] ) && $post instanceof \WP_Post ) {
 			$this->add( array( $this->scheme()->post_feed( $post->ID ) ) );
 		}
@@ -135,7 +145,7 @@ class Query_Keys extends Key_Source {
 	 * @param array $entry Sitemap entry.
 	 * @return array
 	 */
-	public function on_sitemap_home_entry( $entry ) {
+	public function on_sitemap_home_entry( mixed $entry ): mixed {
 		if ( ! is_array( $entry ) || ! isset( $entry['lastmod'] ) ) {
 			return $entry;
 		}
@@ -164,7 +174,7 @@ class Query_Keys extends Key_Source {
 	 *
 	 * @param \WP_Post $post Post.
 	 */
-	public function on_the_post( $post ) {
+	public function on_the_post( mixed $post ): void {
 		if ( ! $post instanceof \WP_Post || is_admin() ) {
 			return;
 		}

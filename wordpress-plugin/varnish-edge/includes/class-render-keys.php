@@ -17,15 +17,38 @@ class Render_Keys extends Key_Source {
 	private $in_post_class = false;
 
 	/**
+	 * Hooks: the template tags and blocks that print other content.
+	 */
+	public function register(): void {
+		add_filter( 'previous_post_link', array( $this, 'on_adjacent_link' ), 10, 4 );
+		add_filter( 'next_post_link', array( $this, 'on_adjacent_link' ), 10, 4 );
+		add_filter( 'get_pages', array( $this, 'on_get_pages' ), 10, 1 );
+		add_filter( 'post_link', array( $this, 'on_post_link' ), 10, 2 );
+		add_filter( 'page_link', array( $this, 'on_post_link' ), 10, 2 );
+		add_filter( 'post_type_link', array( $this, 'on_post_link' ), 10, 2 );
+		add_filter( 'get_the_excerpt', array( $this, 'on_excerpt' ), 10, 2 );
+		add_filter( 'get_comments_number', array( $this, 'on_comments_number' ), 10, 2 );
+		add_filter( 'render_block', array( $this, 'on_render_block' ), 10, 3 );
+		add_filter( 'get_the_terms', array( $this, 'on_get_the_terms' ), 10, 3 );
+		add_filter( 'post_class_taxonomies', array( $this, 'on_post_class_start' ), 10, 1 );
+		add_filter( 'post_class', array( $this, 'on_post_class_end' ), 10, 1 );
+		add_filter( 'the_author', array( $this, 'on_the_author' ), 10, 1 );
+		add_filter( 'author_link', array( $this, 'on_author_link' ), 10, 2 );
+		foreach ( array( 'display_name', 'nickname', 'description', 'user_url' ) as $field ) {
+			add_filter( "get_the_author_{$field}", array( $this, 'on_author_meta' ), 10, 2 );
+		}
+		add_filter( 'wp_nav_menu', array( $this, 'on_nav_menu' ), 10, 1 );
+		add_action( 'dynamic_sidebar_before', array( $this, 'on_sidebar' ), 10, 0 );
+	}
+
+	/**
 	 * Filter `get_the_terms`: a post's terms are displayed (post-terms block, category lists,
 	 * feed categories). REST responses expose term ids only and are keyed by r-t instead.
 	 *
-	 * @param \WP_Term[]|false|\WP_Error $terms    Terms.
-	 * @param int                        $post_id  Post id.
-	 * @param string                     $taxonomy Taxonomy.
+	 * @param \WP_Term[]|false|\WP_Error $terms Terms.
 	 * @return \WP_Term[]|false|\WP_Error
 	 */
-	public function on_get_the_terms( $terms, $post_id = 0, $taxonomy = '' ) {
+	public function on_get_the_terms( mixed $terms, int $post_id = 0, string $taxonomy = '' ): mixed {
 		if ( ! is_array( $terms ) || is_admin() || ( defined( 'REST_REQUEST' ) && REST_REQUEST ) || ! is_taxonomy_viewable( $taxonomy ) ) {
 			return $terms;
 		}
@@ -45,7 +68,7 @@ class Render_Keys extends Key_Source {
 	 * @param array $taxonomies Taxonomies.
 	 * @return array
 	 */
-	public function on_post_class_start( $taxonomies ) {
+	public function on_post_class_start( mixed $taxonomies ): mixed {
 		$this->in_post_class = true;
 		return $taxonomies;
 	}
@@ -56,7 +79,7 @@ class Render_Keys extends Key_Source {
 	 * @param string[] $classes Classes.
 	 * @return string[]
 	 */
-	public function on_post_class_end( $classes ) {
+	public function on_post_class_end( mixed $classes ): mixed {
 		$this->in_post_class = false;
 		return $classes;
 	}
@@ -67,7 +90,7 @@ class Render_Keys extends Key_Source {
 	 * @param string|null $name Display name.
 	 * @return string|null
 	 */
-	public function on_the_author( $name ) {
+	public function on_the_author( mixed $name ): mixed {
 		$post = get_post();
 		if ( $post && ! is_admin() ) {
 			$s = $this->scheme();
@@ -84,7 +107,7 @@ class Render_Keys extends Key_Source {
 	 * @param int    $user_id User id.
 	 * @return string
 	 */
-	public function on_author_meta( $value, $user_id = 0 ) {
+	public function on_author_meta( mixed $value, mixed $user_id = 0 ): mixed {
 		if ( $user_id && ! is_admin() ) {
 			$this->add( array( $this->scheme()->user( (int) $user_id ) ) );
 		}
@@ -98,7 +121,7 @@ class Render_Keys extends Key_Source {
 	 * @param int    $author_id Author.
 	 * @return string
 	 */
-	public function on_author_link( $link, $author_id = 0 ) {
+	public function on_author_link( mixed $link, mixed $author_id = 0 ): mixed {
 		if ( $author_id && ! is_admin() ) {
 			$this->add( array( $this->scheme()->user( (int) $author_id ) ) );
 			$post = get_post();
@@ -117,7 +140,7 @@ class Render_Keys extends Key_Source {
 	 * @param \WP_Post|int $post Post or id.
 	 * @return string
 	 */
-	public function on_post_link( $link, $post = 0 ) {
+	public function on_post_link( mixed $link, mixed $post = 0 ): mixed {
 		$id = $post instanceof \WP_Post ? (int) $post->ID : (int) $post;
 		if ( $id && ! is_admin() && ! ( is_singular() && get_queried_object_id() === $id ) ) {
 			$this->add( array( $this->scheme()->post_linked( $id ) ) );
@@ -132,7 +155,7 @@ class Render_Keys extends Key_Source {
 	 * @param \WP_Post|int|null $post    Post.
 	 * @return string
 	 */
-	public function on_excerpt( $excerpt, $post = null ) {
+	public function on_excerpt( mixed $excerpt, mixed $post = null ): mixed {
 		$id = $post instanceof \WP_Post ? (int) $post->ID : (int) $post;
 		if ( $id && ! is_admin() && ! ( is_singular() && get_queried_object_id() === $id ) ) {
 			$this->add( array( $this->scheme()->post_listed( $id ) ) );
@@ -149,7 +172,7 @@ class Render_Keys extends Key_Source {
 	 * @param \WP_Post|null $post   Adjacent post.
 	 * @return string
 	 */
-	public function on_adjacent_link( $output, $format = '', $link = '', $post = null ) {
+	public function on_adjacent_link( mixed $output, mixed $format = '', mixed $link = '', mixed $post = null ): mixed {
 		if ( $post instanceof \WP_Post ) {
 			$s = $this->scheme();
 			$this->add( array( $s->post_linked( $post->ID ) ) );
@@ -166,7 +189,7 @@ class Render_Keys extends Key_Source {
 	 * @param \WP_Post[] $pages Pages.
 	 * @return \WP_Post[]
 	 */
-	public function on_get_pages( $pages ) {
+	public function on_get_pages( mixed $pages ): mixed {
 		if ( ! is_admin() ) {
 			$s = $this->scheme();
 			$this->add( array( $s->listing( 'pages' ) ) );
@@ -186,7 +209,7 @@ class Render_Keys extends Key_Source {
 	 * @param int $post_id Post id.
 	 * @return int
 	 */
-	public function on_comments_number( $count, $post_id = 0 ) {
+	public function on_comments_number( mixed $count, mixed $post_id = 0 ): mixed {
 		if ( $post_id && ! is_admin() ) {
 			$this->add( array( $this->scheme()->comments( (int) $post_id ) ) );
 		}
@@ -197,11 +220,10 @@ class Render_Keys extends Key_Source {
 	 * Filter `render_block`: navigation, comment, author and latest-posts blocks.
 	 *
 	 * @param string         $html     Block HTML.
-	 * @param array          $block    Block.
 	 * @param \WP_Block|null $instance Block instance (context).
 	 * @return string
 	 */
-	public function on_render_block( $html, $block, $instance = null ) {
+	public function on_render_block( mixed $html, array $block, mixed $instance = null ): mixed {
 		$s = $this->scheme();
 		switch ( $block['blockName'] ?? '' ) {
 			case 'core/post-author':
@@ -251,7 +273,7 @@ class Render_Keys extends Key_Source {
 		$s     = $this->scheme();
 		$keys  = array();
 		$types = isset( $query['postType'] ) && '' !== $query['postType'] ? (array) $query['postType'] : array( 'post' );
-		// Post types in the home listing, as Change_Detector::is_listed_type() reads them.
+		// Post types in the home listing, as Live_Post_Facts::is_listed() reads them.
 		$listed = (array) apply_filters( 'varnish_edge_listed_post_types', array( 'post' ) );
 		foreach ( $types as $type ) {
 			$type   = sanitize_key( (string) $type );
@@ -266,7 +288,7 @@ class Render_Keys extends Key_Source {
 		if ( ! empty( $query['taxQuery'] ) && is_array( $query['taxQuery'] ) ) {
 			array_walk_recursive(
 				$query['taxQuery'],
-				function ( $term_id ) use ( &$keys, $s ) {
+				function ( mixed $term_id ) use ( &$keys, $s ): void {
 					if ( is_numeric( $term_id ) && (int) $term_id > 0 ) {
 						$keys[] = $s->term_listing( (int) $term_id );
 					}
@@ -294,7 +316,7 @@ class Render_Keys extends Key_Source {
 	 * @param string $html Menu HTML.
 	 * @return string
 	 */
-	public function on_nav_menu( $html ) {
+	public function on_nav_menu( mixed $html ): mixed {
 		$this->add( array( $this->scheme()->listing( 'menus' ) ) );
 		return $html;
 	}
@@ -302,7 +324,7 @@ class Render_Keys extends Key_Source {
 	/**
 	 * Action `dynamic_sidebar_before`: classic widgets.
 	 */
-	public function on_sidebar() {
+	public function on_sidebar(): void {
 		$this->add( array( $this->scheme()->listing( 'widgets' ) ) );
 	}
 }

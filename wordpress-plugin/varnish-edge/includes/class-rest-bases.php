@@ -17,7 +17,6 @@ final class Rest_Bases {
 	 * REST base of a post type (its name when it sets none).
 	 *
 	 * @param string $type Post type.
-	 * @return string
 	 */
 	public static function of_type( string $type ): string {
 		$object = get_post_type_object( $type );
@@ -26,9 +25,6 @@ final class Rest_Bases {
 
 	/**
 	 * REST base of a taxonomy (its name when it sets none).
-	 *
-	 * @param string $taxonomy Taxonomy.
-	 * @return string
 	 */
 	public static function of_taxonomy( string $taxonomy ): string {
 		$object = get_taxonomy( $taxonomy );
@@ -39,7 +35,6 @@ final class Rest_Bases {
 	 * The post type served under a REST base, if any shows in REST.
 	 *
 	 * @param string $base REST base.
-	 * @return string|null
 	 */
 	public static function type_of( string $base ): ?string {
 		foreach ( get_post_types( array( 'show_in_rest' => true ) ) as $type ) {
@@ -54,7 +49,6 @@ final class Rest_Bases {
 	 * The taxonomy served under a REST base, if any shows in REST.
 	 *
 	 * @param string $base REST base.
-	 * @return string|null
 	 */
 	public static function taxonomy_of( string $base ): ?string {
 		foreach ( get_taxonomies( array( 'show_in_rest' => true ) ) as $taxonomy ) {

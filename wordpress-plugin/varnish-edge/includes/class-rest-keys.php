@@ -37,13 +37,35 @@ class Rest_Keys extends Key_Source {
 	const REGISTRY_ROUTES = array( 'types', 'taxonomies', 'statuses' );
 
 	/**
+	 * Hooks: each item a REST controller prepares, and the route and query of the response.
+	 */
+	public function register(): void {
+		add_action( 'rest_api_init', array( $this, 'on_rest_api_init' ), 100 );
+		add_filter( 'rest_post_dispatch', array( $this, 'on_rest_dispatch' ), 10, 3 );
+	}
+
+	/**
+	 * Action `rest_api_init`: per-type filters (post types and taxonomies exist only after init).
+	 */
+	public function on_rest_api_init(): void {
+		foreach ( get_post_types( array( 'show_in_rest' => true ) ) as $type ) {
+			add_filter( "rest_prepare_{$type}", array( $this, 'on_rest_post' ), 10, 2 );
+		}
+		foreach ( get_taxonomies( array( 'show_in_rest' => true ) ) as $taxonomy ) {
+			add_filter( "rest_prepare_{$taxonomy}", array( $this, 'on_rest_term' ), 10, 2 );
+		}
+		add_filter( 'rest_prepare_user', array( $this, 'on_rest_user' ), 10, 2 );
+		add_filter( 'rest_prepare_comment', array( $this, 'on_rest_comment' ), 10, 2 );
+	}
+
+	/**
 	 * Filter `rest_prepare_{post_type}`: a post in a REST response.
 	 *
 	 * @param \WP_REST_Response $response Response.
 	 * @param \WP_Post          $post     Post.
 	 * @return \WP_REST_Response
 	 */
-	public function on_rest_post( $response, $post ) {
+	public function on_rest_post( mixed $response, mixed $post ): mixed {
 		if ( $post instanceof \WP_Post ) {
 			$this->add( array( $this->scheme()->rest_post( $post->ID ) ) );
 		}
@@ -57,7 +79,7 @@ class Rest_Keys extends Key_Source {
 	 * @param \WP_Term          $term     Term.
 	 * @return \WP_REST_Response
 	 */
-	public function on_rest_term( $response, $term ) {
+	public function on_rest_term( mixed $response, mixed $term ): mixed {
 		if ( $term instanceof \WP_Term ) {
 			$this->add( array( $this->scheme()->rest_term( $term->term_id ) ) );
 		}
@@ -71,7 +93,7 @@ class Rest_Keys extends Key_Source {
 	 * @param \WP_User          $user     User.
 	 * @return \WP_REST_Response
 	 */
-	public function on_rest_user( $response, $user ) {
+	public function on_rest_user( mixed $response, mixed $user ): mixed {
 		if ( $user instanceof \WP_User ) {
 			$this->add( array( $this->scheme()->rest_user( $user->ID ) ) );
 		}
@@ -87,7 +109,7 @@ class Rest_Keys extends Key_Source {
 	 * @param \WP_Comment       $comment  Comment.
 	 * @return \WP_REST_Response
 	 */
-	public function on_rest_comment( $response, $comment ) {
+	public function on_rest_comment( mixed $response, mixed $comment ): mixed {
 		if ( $comment instanceof \WP_Comment ) {
 			$this->add( array( $this->scheme()->comments( (int) $comment->comment_post_ID ) ) );
 		}
@@ -103,7 +125,7 @@ class Rest_Keys extends Key_Source {
 	 * @param \WP_REST_Request  $request  Request.
 	 * @return \WP_HTTP_Response
 	 */
-	public function on_rest_dispatch( $response, $server, $request ) {
+	public function on_rest_dispatch( mixed $response, mixed $server, mixed $request ): mixed {
 		if ( ! $request instanceof \WP_REST_Request || ! in_array( $request->get_method(), array( 'GET', 'HEAD' ), true ) ) {
 			return $response;
 		}
@@ -119,7 +141,6 @@ class Rest_Keys extends Key_Source {
 	/**
 	 * Keys of a route's own rules, on top of its items' keys; null for a route without rules.
 	 *
-	 * @param \WP_REST_Request $request Request.
 	 * @return string[]|null
 	 */
 	public function route_keys( \WP_REST_Request $request ): ?array {
@@ -163,7 +184,6 @@ class Rest_Keys extends Key_Source {
 	 * Comments listed for given posts carry those posts' comment keys; any other comment
 	 * listing (the newest comments of the site, by author, by parent) the site-wide one.
 	 *
-	 * @param \WP_REST_Request $request Request.
 	 * @return string[]
 	 */
 	private function comment_collection_keys( \WP_REST_Request $request ): array {
@@ -180,8 +200,7 @@ class Rest_Keys extends Key_Source {
 	 * a taxonomy's plain listing its collection key; a filtered or count-ordered one its query
 	 * key, which post term changes purge too.
 	 *
-	 * @param \WP_REST_Request $request Request.
-	 * @param string           $base    REST base of the taxonomy.
+	 * @param string $base REST base of the taxonomy.
 	 * @return string[]
 	 */
 	private function term_collection_keys( \WP_REST_Request $request, string $base ): array {
@@ -203,7 +222,6 @@ class Rest_Keys extends Key_Source {
 	 * content, excerpt or status change; each result's title and link carry its `pn-N`), or
 	 * terms (the query keys of every taxonomy shown in REST).
 	 *
-	 * @param \WP_REST_Request $request Request.
 	 * @return string[]
 	 */
 	private function search_keys( \WP_REST_Request $request ): array {
@@ -220,7 +238,6 @@ class Rest_Keys extends Key_Source {
 	/**
 	 * oEmbed shows the post's title, excerpt, author and link.
 	 *
-	 * @param \WP_REST_Request $request Request.
 	 * @return string[]|null
 	 */
 	private function oembed_keys( \WP_REST_Request $request ): ?array {
@@ -236,9 +253,7 @@ class Rest_Keys extends Key_Source {
 	 * Whether a collection request only pages and orders (by an order its base's collection key
 	 * covers) the newest or named items.
 	 *
-	 * @param \WP_REST_Request $request Request.
-	 * @param string[]         $orders  Orders covered.
-	 * @return bool
+	 * @param string[] $orders Orders covered.
 	 */
 	private function is_plain( \WP_REST_Request $request, array $orders ): bool {
 		$params = $request->get_query_params();

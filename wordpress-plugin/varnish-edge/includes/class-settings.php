@@ -32,7 +32,7 @@ class Settings {
 	 *
 	 * @return array<string,mixed>
 	 */
-	public function stored() {
+	public function stored(): array {
 		$stored = get_option( self::OPTION, array() );
 		return array_merge(
 			array(
@@ -49,9 +49,8 @@ class Settings {
 	 * Whether a setting comes from a wp-config constant.
 	 *
 	 * @param string $name Setting name.
-	 * @return bool
 	 */
-	public function is_constant( $name ) {
+	public function is_constant( string $name ): bool {
 		return isset( self::CONSTANTS[ $name ] ) && defined( self::CONSTANTS[ $name ] );
 	}
 
@@ -59,9 +58,8 @@ class Settings {
 	 * Effective value of a setting (constant first, then option).
 	 *
 	 * @param string $name Setting name.
-	 * @return mixed
 	 */
-	public function get( $name ) {
+	public function get( string $name ): mixed {
 		if ( $this->is_constant( $name ) ) {
 			return constant( self::CONSTANTS[ $name ] );
 		}
@@ -71,10 +69,8 @@ class Settings {
 
 	/**
 	 * Purger base URL without trailing slash ('' when unset).
-	 *
-	 * @return string
 	 */
-	public function purger_url() {
+	public function purger_url(): string {
 		$url = untrailingslashit( trim( (string) $this->get( 'purger_url' ) ) );
 		// A value that bypassed the form (a constant, a direct option write) is used only when valid.
 		return '' !== $url && self::valid_url( $url ) ? $url : '';
@@ -84,19 +80,15 @@ class Settings {
 	 * Whether the current user may change the purger URL: on multisite only network administrators
 	 * (the URL decides where this server sends requests); on a single site whoever may save the
 	 * settings page (options.php already requires manage_options).
-	 *
-	 * @return bool
 	 */
-	public static function can_edit_purger_url() {
+	public static function can_edit_purger_url(): bool {
 		return ! is_multisite() || current_user_can( 'manage_network_options' );
 	}
 
 	/**
 	 * The events endpoint.
-	 *
-	 * @return string
 	 */
-	public function events_endpoint() {
+	public function events_endpoint(): string {
 		return $this->purger_url() . '/v1/events';
 	}
 
@@ -105,40 +97,34 @@ class Settings {
 	 *
 	 * @return string[]
 	 */
-	public function secrets() {
+	public function secrets(): array {
 		return self::parse_secrets( (string) $this->get( 'secret' ) );
 	}
 
 	/**
 	 * Long TTL in seconds.
-	 *
-	 * @return int
 	 */
-	public function ttl() {
+	public function ttl(): int {
 		$ttl = (int) $this->get( 'ttl' );
 		return $ttl >= self::MIN_TTL && $ttl <= self::MAX_TTL ? $ttl : self::DEFAULT_TTL;
 	}
 
 	/**
 	 * Whether the purge pipeline is configured (URL and a valid secret).
-	 *
-	 * @return bool
 	 */
-	public function is_configured() {
+	public function is_configured(): bool {
 		return '' !== $this->purger_url() && array() !== $this->secrets();
 	}
 
 	/**
 	 * Key namespace: configured, or derived from the site host; multisite adds the blog id.
-	 *
-	 * @return string
 	 */
-	public function key_namespace() {
+	public function key_namespace(): string {
 		$ns = trim( (string) $this->get( 'namespace' ) );
-		if ( '' === $ns || ! self::valid_namespace( $ns ) ) {
+		if ( ! Key_Scheme::is_valid_namespace( $ns ) ) {
 			$ns = preg_replace( '/[^A-Za-z0-9.-]+/', '-', self::site_host( home_url() ) );
 			$ns = trim( (string) $ns, '-.' );
-			if ( '' === $ns || strlen( $ns ) > 48 ) {
+			if ( ! Key_Scheme::is_valid_namespace( $ns ) ) {
 				$ns = 'wp' . substr( md5( home_url() ), 0, 8 );
 			}
 		}
@@ -152,9 +138,8 @@ class Settings {
 	 * The `site` value for webhooks: home host, lower-case, no trailing dot, no :80/:443.
 	 *
 	 * @param string $url Any URL (normally home_url()).
-	 * @return string
 	 */
-	public static function site_host( $url ) {
+	public static function site_host( string $url ): string {
 		$parts = wp_parse_url( $url );
 		$host  = rtrim( strtolower( $parts['host'] ?? '' ), '.' );
 		if ( isset( $parts['port'] ) && ! in_array( (int) $parts['port'], array( 80, 443 ), true ) ) {
@@ -166,10 +151,9 @@ class Settings {
 	/**
 	 * Split a comma-separated secret list, keeping only whsec_ secrets with valid base64.
 	 *
-	 * @param string $value Raw value.
 	 * @return string[]
 	 */
-	public static function parse_secrets( $value ) {
+	public static function parse_secrets( string $value ): array {
 		$out = array();
 		foreach ( explode( ',', $value ) as $secret ) {
 			$secret = trim( $secret );
@@ -182,11 +166,8 @@ class Settings {
 
 	/**
 	 * Purger URL rule: absolute http(s) URL with a host, no query or fragment.
-	 *
-	 * @param string $url URL.
-	 * @return bool
 	 */
-	public static function valid_url( $url ) {
+	public static function valid_url( string $url ): bool {
 		$parts = wp_parse_url( $url );
 		return is_array( $parts )
 			&& in_array( strtolower( $parts['scheme'] ?? '' ), array( 'http', 'https' ), true )
@@ -197,22 +178,12 @@ class Settings {
 	}
 
 	/**
-	 * Namespace rule: starts alphanumeric, up to 48 chars of [A-Za-z0-9_.:-].
-	 *
-	 * @param string $ns Namespace.
-	 * @return bool
-	 */
-	public static function valid_namespace( $ns ) {
-		return (bool) preg_match( '/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,47}$/', $ns );
-	}
-
-	/**
 	 * Settings API sanitize callback. Invalid fields keep their previous value and add an error.
 	 *
 	 * @param mixed $input Submitted values.
 	 * @return array<string,mixed>
 	 */
-	public function sanitize( $input ) {
+	public function sanitize( mixed $input ): array {
 		$old   = $this->stored();
 		$input = is_array( $input ) ? wp_unslash( $input ) : array();
 		$out   = $old;
@@ -250,7 +221,7 @@ class Settings {
 
 		if ( isset( $input['namespace'] ) ) {
 			$ns = trim( (string) $input['namespace'] );
-			if ( '' === $ns || self::valid_namespace( $ns ) ) {
+			if ( '' === $ns || Key_Scheme::is_valid_namespace( $ns ) ) {
 				$out['namespace'] = $ns;
 			} else {
 				$this->error( 'namespace', __( 'The key namespace may use letters, digits, ".", "_", ":" and "-" (up to 48 characters, starting with a letter or digit). The previous value was kept.', 'varnish-edge' ) );
@@ -272,11 +243,8 @@ class Settings {
 
 	/**
 	 * Record a settings error (visible on the settings page).
-	 *
-	 * @param string $field   Field.
-	 * @param string $message Message.
 	 */
-	private function error( $field, $message ) {
+	private function error( string $field, string $message ): void {
 		if ( function_exists( 'add_settings_error' ) ) {
 			add_settings_error( self::OPTION, 'varnish-edge-' . $field, $message, 'error' );
 		}

@@ -14,25 +14,40 @@ namespace VarnishEdge;
 class Site_Changes extends Change_Handler {
 
 	/**
+	 * Hook into WordPress.
+	 */
+	public function register(): void {
+		foreach ( array( 'wp_update_nav_menu', 'wp_delete_nav_menu', 'wp_update_nav_menu_item', 'wp_add_nav_menu_item' ) as $hook ) {
+			add_action( $hook, array( $this, 'menus_changed' ), 10, 0 );
+		}
+		add_action( 'switch_theme', array( $this, 'on_switch_theme' ), 10, 1 );
+		add_action( 'save_post_wp_global_styles', array( $this, 'on_global_styles_saved' ), 10, 1 );
+		add_action( 'delete_post', array( $this, 'on_global_styles_saved' ), 10, 1 );
+		add_action( 'customize_save_after', array( $this, 'on_customize_save' ), 10, 0 );
+		add_action( 'activated_plugin', array( $this, 'on_plugin_toggled' ), 10, 2 );
+		add_action( 'deactivated_plugin', array( $this, 'on_plugin_toggled' ), 10, 2 );
+		add_action( 'upgrader_process_complete', array( $this, 'on_upgrade' ), 10, 2 );
+		add_action( '_core_updated_successfully', array( $this, 'on_core_updated' ), 10, 1 );
+	}
+
+	/**
 	 * Menus (classic menus, menu items, locations): every page that renders a menu.
 	 */
-	public function menus_changed() {
+	public function menus_changed(): void {
 		$this->queue( ( new Invalidation() )->tags( array( $this->scheme()->listing( 'menus' ) ), true )->reason( 'menus changed' ) );
 	}
 
 	/**
 	 * Widgets: every page that renders a sidebar.
 	 */
-	public function widgets_changed() {
+	public function widgets_changed(): void {
 		$this->queue( ( new Invalidation() )->tags( array( $this->scheme()->listing( 'widgets' ) ), true )->reason( 'widgets changed' ) );
 	}
 
 	/**
 	 * The whole site.
-	 *
-	 * @param string $reason Reason.
 	 */
-	public function site_changed( $reason ) {
+	public function site_changed( string $reason ): void {
 		$this->queue( ( new Invalidation() )->everything()->reason( $reason ) );
 	}
 
@@ -41,11 +56,9 @@ class Site_Changes extends Change_Handler {
 	 * front end's global stylesheet in a transient for a minute, so the page Varnish fetches
 	 * after the purge would still carry the old CSS, for the whole TTL. Drop that cache before
 	 * the site-wide purge goes out.
-	 *
-	 * @param int $post_id Post id.
 	 */
-	public function on_global_styles_saved( $post_id = 0 ) {
-		if ( 'delete_post' === current_action() && 'wp_global_styles' !== get_post_type( (int) $post_id ) ) {
+	public function on_global_styles_saved( int $post_id = 0 ): void {
+		if ( 'delete_post' === current_action() && 'wp_global_styles' !== get_post_type( $post_id ) ) {
 			return;
 		}
 		foreach ( array( 'global_styles_', 'global_styles_svg_filters_' ) as $prefix ) {
@@ -55,38 +68,34 @@ class Site_Changes extends Change_Handler {
 
 	/**
 	 * Action `switch_theme`.
-	 *
-	 * @param string $name Theme name.
 	 */
-	public function on_switch_theme( $name ) {
-		$this->site_changed( 'theme switched to ' . sanitize_text_field( (string) $name ) );
+	public function on_switch_theme( string $name ): void {
+		$this->site_changed( 'theme switched to ' . sanitize_text_field( $name ) );
 	}
 
 	/**
 	 * Action `customize_save_after`.
 	 */
-	public function on_customize_save() {
+	public function on_customize_save(): void {
 		$this->site_changed( 'customizer saved' );
 	}
 
 	/**
 	 * Actions `activated_plugin` / `deactivated_plugin`: a plugin may change any page.
-	 *
-	 * @param string $plugin       Plugin file.
-	 * @param bool   $network_wide Network-wide.
 	 */
-	public function on_plugin_toggled( $plugin, $network_wide = false ) {
-		$this->site_changed( sprintf( 'plugin %s %s', sanitize_text_field( (string) $plugin ), 'activated_plugin' === current_action() ? 'activated' : 'deactivated' ) );
+	public function on_plugin_toggled( string $plugin, bool $network_wide = false ): void {
+		$this->site_changed( sprintf( 'plugin %s %s', sanitize_text_field( $plugin ), 'activated_plugin' === current_action() ? 'activated' : 'deactivated' ) );
 	}
 
 	/**
 	 * Action `upgrader_process_complete`: plugins, themes, core or translations installed or
 	 * updated.
 	 *
-	 * @param \WP_Upgrader|null $upgrader Upgrader.
-	 * @param array             $extra    Details (`type`, `action`, `plugins`, `themes`).
+	 * @param mixed $upgrader The upgrader (unused: everything is in `$extra`).
+	 * @param mixed $extra    Details (`type`, `action`, `plugins`, `themes`); an array unless
+	 *                        another plugin calls the action otherwise.
 	 */
-	public function on_upgrade( $upgrader = null, $extra = array() ) {
+	public function on_upgrade( mixed $upgrader = null, mixed $extra = array() ): void {
 		$extra = is_array( $extra ) ? $extra : array();
 		$type  = sanitize_key( (string) ( $extra['type'] ?? 'unknown' ) );
 		$names = array();
@@ -105,10 +114,8 @@ class Site_Changes extends Change_Handler {
 
 	/**
 	 * Action `_core_updated_successfully`.
-	 *
-	 * @param string $version New version.
 	 */
-	public function on_core_updated( $version = '' ) {
-		$this->site_changed( 'WordPress updated to ' . sanitize_text_field( (string) $version ) );
+	public function on_core_updated( string $version = '' ): void {
+		$this->site_changed( 'WordPress updated to ' . sanitize_text_field( $version ) );
 	}
 }

@@ -15,27 +15,33 @@ class Site_Health {
 	/** @var Settings */
 	private $settings;
 
-	/** @var Outbox */
+	/** @var Outbox_Store */
 	private $outbox;
 
 	/**
 	 * Constructor.
 	 *
-	 * @param Settings $settings Settings.
-	 * @param Outbox   $outbox   Outbox.
+	 * @param Outbox_Store $outbox Pending batches and dead letters.
 	 */
-	public function __construct( Settings $settings, Outbox $outbox ) {
+	public function __construct( Settings $settings, Outbox_Store $outbox ) {
 		$this->settings = $settings;
 		$this->outbox   = $outbox;
 	}
 
 	/**
+	 * Hooks: the test in Site Health.
+	 */
+	public function register(): void {
+		add_filter( 'site_status_tests', array( $this, 'add_test' ) );
+	}
+
+	/**
 	 * Filter `site_status_tests`.
 	 *
-	 * @param array $tests Tests.
-	 * @return array
+	 * @param array<string,array<string,mixed>> $tests Site Health tests by kind.
+	 * @return array<string,array<string,mixed>>
 	 */
-	public function register( $tests ) {
+	public function add_test( array $tests ): array {
 		$tests['direct']['varnish_edge'] = array(
 			'label' => __( 'Varnish Edge purge delivery', 'varnish-edge' ),
 			'test'  => array( $this, 'run' ),
@@ -45,12 +51,10 @@ class Site_Health {
 
 	/**
 	 * The test.
-	 *
-	 * @return array
 	 */
-	public function run() {
+	public function run(): array {
 		$stats  = $this->outbox->stats();
-		$status = Outbox::status();
+		$status = Outbox_Delivery::status();
 		$result = array(
 			'label'       => __( 'Cache purges reach the purger', 'varnish-edge' ),
 			'status'      => 'good',

@@ -17,10 +17,8 @@ class Site_Scope {
 	/**
 	 * The URL prefix that confines a whole-site purge of the current site, or '' when the site
 	 * owns its whole host (home at the host's root).
-	 *
-	 * @return string
 	 */
-	public static function prefix() {
+	public static function prefix(): string {
 		$home = home_url( '/' );
 		$path = (string) wp_parse_url( $home, PHP_URL_PATH );
 		if ( '' === trim( $path, '/' ) ) {
@@ -36,7 +34,7 @@ class Site_Scope {
 	 * @param array<int,array<string,mixed>> $events Events.
 	 * @return array<int,array<string,mixed>>
 	 */
-	public static function confine( array $events ) {
+	public static function confine( array $events ): array {
 		$prefix = self::prefix();
 		if ( '' === $prefix ) {
 			return $events;
@@ -53,11 +51,10 @@ class Site_Scope {
 	/**
 	 * One whole-site purge event for this site.
 	 *
-	 * @param string $reason Reason.
-	 * @param int    $now    Unix time.
+	 * @param int $now Unix time.
 	 * @return array<string,mixed>
 	 */
-	public static function whole_site_event( $reason, $now ) {
+	public static function whole_site_event( string $reason, int $now ): array {
 		$events = self::confine( array( Event_Builder::all_event( $reason, $now ) ) );
 		return $events[0];
 	}
@@ -66,9 +63,8 @@ class Site_Scope {
 	 * Whether events only purge the whole site (nothing narrower to fall back from).
 	 *
 	 * @param array<int,array<string,mixed>> $events Events.
-	 * @return bool
 	 */
-	public static function only_whole_site( array $events ) {
+	public static function only_whole_site( array $events ): bool {
 		$prefix = self::prefix();
 		foreach ( $events as $event ) {
 			$kind = $event['kind'] ?? '';

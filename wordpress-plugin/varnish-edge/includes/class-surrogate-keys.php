@@ -32,19 +32,24 @@ class Surrogate_Keys {
 
 	/**
 	 * Constructor.
-	 *
-	 * @param Settings $settings Settings.
 	 */
 	public function __construct( Settings $settings ) {
 		$this->settings = $settings;
 	}
 
 	/**
-	 * Key scheme.
-	 *
-	 * @return Key_Scheme
+	 * Hooks: buffer front-end pages; emit the keys of REST responses.
 	 */
-	private function scheme() {
+	public function register(): void {
+		add_action( 'template_redirect', array( $this, 'start' ), 0 );
+		add_filter( 'rest_pre_serve_request', array( $this, 'on_rest_serve' ), 10, 3 );
+		add_filter( 'rest_pre_echo_response', array( $this, 'on_rest_echo' ), PHP_INT_MAX, 3 );
+	}
+
+	/**
+	 * Key scheme.
+	 */
+	private function scheme(): Key_Scheme {
 		return new Key_Scheme( $this->settings->key_namespace() );
 	}
 
@@ -53,7 +58,7 @@ class Surrogate_Keys {
 	 *
 	 * @param string[] $keys Keys.
 	 */
-	public function add( array $keys ) {
+	public function add( array $keys ): void {
 		foreach ( $keys as $key ) {
 			$this->keys[ $key ] = true;
 		}
@@ -73,16 +78,14 @@ class Surrogate_Keys {
 	 *
 	 * @return string[]
 	 */
-	public function keys() {
+	public function keys(): array {
 		return array_keys( $this->keys );
 	}
 
 	/**
 	 * Whether this request may be cached for everyone.
-	 *
-	 * @return bool
 	 */
-	public function is_cacheable_request() {
+	public function is_cacheable_request(): bool {
 		$method = isset( $_SERVER['REQUEST_METHOD'] ) ? strtoupper( sanitize_key( wp_unslash( $_SERVER['REQUEST_METHOD'] ) ) ) : 'GET';
 		if ( ! in_array( $method, array( 'GET', 'HEAD' ), true ) || is_user_logged_in() ) {
 			return false;
@@ -99,7 +102,7 @@ class Surrogate_Keys {
 	 * Action `template_redirect` (early, after `Query_Keys` added the main query's keys): buffer
 	 * the page so the headers can name everything rendered in it.
 	 */
-	public function start() {
+	public function start(): void {
 		if ( ! $this->is_cacheable_request() ) {
 			return;
 		}
@@ -110,11 +113,9 @@ class Surrogate_Keys {
 	/**
 	 * Output buffer callback: send the headers once the whole page is known.
 	 *
-	 * @param string $html  Buffer.
-	 * @param int    $phase Phase flags (PHP_OUTPUT_HANDLER_*).
-	 * @return string
+	 * @param int $phase Phase flags (PHP_OUTPUT_HANDLER_*).
 	 */
-	public function finish( $html, $phase ) {
+	public function finish( string $html, int $phase ): string {
 		// Normally the final flush. A theme flushing earlier sends the headers with what is known
 		// by then: keys of what renders later are missing, so that response must not get the
 		// long TTL (it stays on the microcache).
@@ -129,7 +130,7 @@ class Surrogate_Keys {
 	/**
 	 * Emit the headers (no-op when headers are already out).
 	 */
-	public function send_headers() {
+	public function send_headers(): void {
 		if ( headers_sent() || array() === $this->keys ) {
 			return;
 		}
@@ -142,7 +143,7 @@ class Surrogate_Keys {
 	 *
 	 * @param int|null $status Response status; null for the current one.
 	 */
-	private function emit_headers( $status = null ) {
+	private function emit_headers( ?int $status = null ): void {
 		$named = $this->add_filtered_keys();
 		foreach ( $this->scheme()->header_lines( $this->keys() ) as $line ) {
 			header( 'xkey: ' . $line, false );
@@ -198,7 +199,7 @@ class Surrogate_Keys {
 	 * @param int|null $status Status code (defaults to the current one).
 	 * @return array<string,string> Header names and values to send.
 	 */
-	public function surrogate_control( $status = null ): array {
+	public function surrogate_control( ?int $status = null ): array {
 		$status = null === $status ? (int) http_response_code() : (int) $status;
 		if ( ! $this->settings->is_configured() || ! in_array( $status, array( 200, 203, 204, 300, 301, 404, 410 ), true ) ) {
 			return array();
@@ -225,7 +226,6 @@ class Surrogate_Keys {
 	 * WordPress answered 404 (`WP::handle_404()` sends its no-cache headers with it).
 	 *
 	 * @param int $status Response status.
-	 * @return bool
 	 */
 	private function is_generic_404( int $status ): bool {
 		return 404 === $status && did_action( 'template_redirect' ) && is_404();
@@ -236,7 +236,6 @@ class Surrogate_Keys {
 	 * applied), i.e. WordPress's generic no-cache rather than a personal response's.
 	 *
 	 * @param string $header Header line as in headers_list().
-	 * @return bool
 	 */
 	private static function is_wp_nocache_header( string $header ): bool {
 		$parts = explode( ':', $header, 2 );
@@ -257,7 +256,7 @@ class Surrogate_Keys {
 	 * @param \WP_REST_Request  $request Request.
 	 * @return bool
 	 */
-	public function on_rest_serve( $served, $result, $request ) {
+	public function on_rest_serve( mixed $served, mixed $result, mixed $request ): mixed {
 		if ( ! $served && $request instanceof \WP_REST_Request && 'HEAD' === $request->get_method() && $result instanceof \WP_HTTP_Response ) {
 			$this->emit_rest_headers( $result->get_status() );
 		}
@@ -268,12 +267,10 @@ class Surrogate_Keys {
 	 * Filter `rest_pre_echo_response` (after `_embed` dispatched the embedded requests, before
 	 * the body is written): emit the keys of an anonymous GET response, embedded items included.
 	 *
-	 * @param mixed            $data    Response data.
 	 * @param \WP_REST_Server  $server  Server.
 	 * @param \WP_REST_Request $request Request.
-	 * @return mixed
 	 */
-	public function on_rest_echo( $data, $server = null, $request = null ) {
+	public function on_rest_echo( mixed $data, mixed $server = null, mixed $request = null ): mixed {
 		if ( $request instanceof \WP_REST_Request && 'GET' === $request->get_method() ) {
 			$this->emit_rest_headers( (int) http_response_code() );
 		}

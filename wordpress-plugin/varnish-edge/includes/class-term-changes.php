@@ -16,30 +16,35 @@ class Term_Changes extends Change_Handler {
 	/** @var array<int,array> Term snapshots before edit/delete. */
 	private $terms_before = array();
 
-	/** @var Site_Changes Menus (terms of `nav_menu`). */
-	private $site;
-
 	/**
 	 * Constructor.
 	 *
 	 * @param Settings     $settings Settings.
-	 * @param Event_Queue  $queue    Queue.
+	 * @param Event_Queue  $queue    The request's queue.
 	 * @param Site_Changes $site     Menu invalidation.
 	 */
-	public function __construct( Settings $settings, Event_Queue $queue, Site_Changes $site ) {
+	public function __construct( Settings $settings, Event_Queue $queue, private Site_Changes $site ) {
 		parent::__construct( $settings, $queue );
-		$this->site = $site;
+	}
+
+	/**
+	 * Hook into WordPress.
+	 */
+	public function register(): void {
+		add_action( 'edit_terms', array( $this, 'on_term_before' ), 10, 2 );
+		add_action( 'pre_delete_term', array( $this, 'on_term_before' ), 10, 2 );
+		add_action( 'created_term', array( $this, 'on_term_created' ), 10, 3 );
+		add_action( 'edited_term', array( $this, 'on_term_edited' ), 10, 3 );
+		add_action( 'delete_term', array( $this, 'on_term_deleted' ), 10, 3 );
 	}
 
 	/**
 	 * Snapshot of a term's public URL.
 	 *
-	 * @param int    $term_id  Term id.
-	 * @param string $taxonomy Taxonomy.
-	 * @return array
+	 * @return array{taxonomy: string, link: string}
 	 */
-	private function term_state( $term_id, $taxonomy ) {
-		$link = is_taxonomy_viewable( $taxonomy ) ? get_term_link( (int) $term_id, $taxonomy ) : '';
+	private function term_state( int $term_id, string $taxonomy ): array {
+		$link = is_taxonomy_viewable( $taxonomy ) ? get_term_link( $term_id, $taxonomy ) : '';
 		return array(
 			'taxonomy' => $taxonomy,
 			'link'     => is_string( $link ) ? $link : '',
@@ -48,29 +53,21 @@ class Term_Changes extends Change_Handler {
 
 	/**
 	 * Action `edit_terms` / `pre_delete_term`: remember the URL before it changes.
-	 *
-	 * @param int    $term_id  Term id.
-	 * @param string $taxonomy Taxonomy.
 	 */
-	public function on_term_before( $term_id, $taxonomy ) {
-		if ( ! isset( $this->terms_before[ (int) $term_id ] ) ) {
-			$this->terms_before[ (int) $term_id ] = $this->term_state( $term_id, $taxonomy );
+	public function on_term_before( int $term_id, string $taxonomy ): void {
+		if ( ! isset( $this->terms_before[ $term_id ] ) ) {
+			$this->terms_before[ $term_id ] = $this->term_state( $term_id, $taxonomy );
 		}
 	}
 
 	/**
 	 * Action `created_term`.
-	 *
-	 * @param int    $term_id  Term id.
-	 * @param int    $tt_id    Term taxonomy id.
-	 * @param string $taxonomy Taxonomy.
 	 */
-	public function on_term_created( $term_id, $tt_id, $taxonomy ) {
+	public function on_term_created( int $term_id, int $tt_id, string $taxonomy ): void {
 		if ( ! $this->is_content_term_change( $taxonomy ) ) {
 			return;
 		}
-		$s    = $this->scheme();
-		$link = get_term_link( (int) $term_id, $taxonomy );
+		$link = get_term_link( $term_id, $taxonomy );
 		$this->queue(
 			( new Invalidation() )
 				->tags( $this->scheme()->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ), true )
@@ -83,10 +80,9 @@ class Term_Changes extends Change_Handler {
 	 * Routes a term change: menus (terms of `nav_menu`) go to the menu invalidation; terms of
 	 * taxonomies that never show on public pages need nothing.
 	 *
-	 * @param string $taxonomy Taxonomy.
 	 * @return bool Whether the change is one of a public content taxonomy, to handle as such.
 	 */
-	private function is_content_term_change( $taxonomy ) {
+	private function is_content_term_change( string $taxonomy ): bool {
 		if ( 'nav_menu' === $taxonomy ) {
 			$this->site->menus_changed();
 			return false;
@@ -96,21 +92,17 @@ class Term_Changes extends Change_Handler {
 
 	/**
 	 * Action `edited_term`.
-	 *
-	 * @param int    $term_id  Term id.
-	 * @param int    $tt_id    Term taxonomy id.
-	 * @param string $taxonomy Taxonomy.
 	 */
-	public function on_term_edited( $term_id, $tt_id, $taxonomy ) {
+	public function on_term_edited( int $term_id, int $tt_id, string $taxonomy ): void {
 		if ( ! $this->is_content_term_change( $taxonomy ) ) {
 			return;
 		}
 		$s      = $this->scheme();
-		$before = $this->terms_before[ (int) $term_id ] ?? array( 'link' => '' );
+		$before = $this->terms_before[ $term_id ] ?? array( 'link' => '' );
 		$after  = $this->term_state( $term_id, $taxonomy );
 		$inv    = ( new Invalidation() )
 			->tags( array( $s->term( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ) )
-			->tags( $this->scheme()->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ), true )
+			->tags( $s->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ), true )
 			->reason( sprintf( 'term %d edited', $term_id ) );
 		if ( '' !== $before['link'] && $before['link'] !== $after['link'] ) {
 			// Slug or parent changed: old archive, its pages, feeds and child terms move, and
@@ -119,28 +111,24 @@ class Term_Changes extends Change_Handler {
 			// feed, which may be cached there.
 			$inv->prefixes( array( $before['link'], $after['link'] ) )->tags( array( $s->term_slug( $term_id ) ) );
 			// Descendants of a hierarchical term have its slug in their links, wherever shown.
-			$children = is_taxonomy_hierarchical( $taxonomy ) ? get_term_children( (int) $term_id, $taxonomy ) : array();
+			$children = is_taxonomy_hierarchical( $taxonomy ) ? get_term_children( $term_id, $taxonomy ) : array();
 			foreach ( is_array( $children ) ? $children : array() as $child ) {
 				$inv->tags( array( $s->term( (int) $child ), $s->rest_term( (int) $child ) ) );
 			}
 		}
-		unset( $this->terms_before[ (int) $term_id ] );
+		unset( $this->terms_before[ $term_id ] );
 		$this->queue( $inv );
 	}
 
 	/**
 	 * Action `delete_term`.
-	 *
-	 * @param int    $term_id  Term id.
-	 * @param int    $tt_id    Term taxonomy id.
-	 * @param string $taxonomy Taxonomy.
 	 */
-	public function on_term_deleted( $term_id, $tt_id, $taxonomy ) {
+	public function on_term_deleted( int $term_id, int $tt_id, string $taxonomy ): void {
 		if ( ! $this->is_content_term_change( $taxonomy ) ) {
 			return;
 		}
 		$s      = $this->scheme();
-		$before = $this->terms_before[ (int) $term_id ] ?? array( 'link' => '' );
+		$before = $this->terms_before[ $term_id ] ?? array( 'link' => '' );
 		$this->queue(
 			( new Invalidation() )
 				->tags( array_merge( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ), $s->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ) ) )

@@ -25,27 +25,35 @@ class User_Changes extends Change_Handler {
 	private $reassigned = array();
 
 	/**
+	 * Hook into WordPress.
+	 */
+	public function register(): void {
+		add_filter( 'wp_pre_insert_user_data', array( $this, 'on_user_before' ), 10, 3 );
+		add_action( 'profile_update', array( $this, 'on_profile_update' ), 10, 1 );
+		add_action( 'delete_user', array( $this, 'on_user_deleting' ), 10, 2 );
+		add_action( 'deleted_user', array( $this, 'on_user_deleted' ), 10, 2 );
+	}
+
+	/**
 	 * Filter `wp_pre_insert_user_data`: snapshot the public profile before an update.
 	 *
-	 * @param array $data    User data.
-	 * @param bool  $update  Update.
-	 * @param int   $user_id User id.
-	 * @return array
+	 * @param array    $data    User data (returned unchanged).
+	 * @param bool     $update  Whether the user exists.
+	 * @param int|null $user_id User id (null for a new user).
 	 */
-	public function on_user_before( $data, $update = false, $user_id = null ) {
+	public function on_user_before( array $data, bool $update = false, ?int $user_id = null ): array {
 		if ( $update && $user_id ) {
-			$this->users_before[ (int) $user_id ] = $this->user_state( (int) $user_id );
+			$this->users_before[ $user_id ] = $this->user_state( $user_id );
 		}
 		return $data;
 	}
 
 	/**
-	 * Public profile fields of a user.
+	 * Public profile fields of a user (none when there is no such user).
 	 *
-	 * @param int $user_id User id.
-	 * @return array
+	 * @return array<string,string>
 	 */
-	private function user_state( $user_id ) {
+	private function user_state( int $user_id ): array {
 		$user = get_userdata( $user_id );
 		if ( ! $user ) {
 			return array();
@@ -61,12 +69,9 @@ class User_Changes extends Change_Handler {
 
 	/**
 	 * Action `profile_update` (after meta is saved).
-	 *
-	 * @param int $user_id User id.
 	 */
-	public function on_profile_update( $user_id ) {
-		$user_id = (int) $user_id;
-		$before  = $this->users_before[ $user_id ] ?? null;
+	public function on_profile_update( int $user_id ): void {
+		$before = $this->users_before[ $user_id ] ?? null;
 		unset( $this->users_before[ $user_id ] );
 		$after = $this->user_state( $user_id );
 		if ( null !== $before && $before === $after ) {
@@ -92,17 +97,17 @@ class User_Changes extends Change_Handler {
 	 * SQL, no post hook runs, so the posts whose author changes are noted now.
 	 *
 	 * @param int      $user_id  User being deleted.
-	 * @param int|null $reassign Reassigned to.
+	 * @param int|null $reassign User the posts go to (null: they are deleted).
 	 */
-	public function on_user_deleting( $user_id, $reassign = null ) {
+	public function on_user_deleting( int $user_id, ?int $reassign = null ): void {
 		if ( ! $reassign ) {
 			return; // Without reassignment the posts are deleted one by one, with their hooks.
 		}
-		$this->reassigned[ (int) $user_id ] = array_map(
+		$this->reassigned[ $user_id ] = array_map(
 			'intval',
 			get_posts(
 				array(
-					'author'           => (int) $user_id,
+					'author'           => $user_id,
 					'post_type'        => 'any',
 					'post_status'      => 'publish',
 					'fields'           => 'ids',
@@ -118,16 +123,16 @@ class User_Changes extends Change_Handler {
 	 * again); with reassigned posts, both authors and each post's pages and REST item.
 	 *
 	 * @param int      $user_id  Deleted user.
-	 * @param int|null $reassign Reassigned to.
+	 * @param int|null $reassign User the posts went to (null: they were deleted).
 	 */
-	public function on_user_deleted( $user_id, $reassign = null ) {
+	public function on_user_deleted( int $user_id, ?int $reassign = null ): void {
 		$s     = $this->scheme();
 		$tags  = array( $s->user( $user_id ), $s->author_listing( $user_id ), $s->rest_user( $user_id ), $s->rest_collection( 'users' ) );
-		$posts = $this->reassigned[ (int) $user_id ] ?? array();
-		unset( $this->reassigned[ (int) $user_id ] );
+		$posts = $this->reassigned[ $user_id ] ?? array();
+		unset( $this->reassigned[ $user_id ] );
 		$inv = ( new Invalidation() )->reason( sprintf( 'user %d deleted', $user_id ) );
 		if ( $reassign ) {
-			$tags[] = $s->author_listing( (int) $reassign );
+			$tags[] = $s->author_listing( $reassign );
 		}
 		if ( count( $posts ) > self::MAX_REASSIGNED_POSTS ) {
 			$inv->everything();

@@ -19,8 +19,6 @@ class Webhook_Client {
 
 	/**
 	 * Constructor.
-	 *
-	 * @param Settings $settings Settings.
 	 */
 	public function __construct( Settings $settings ) {
 		$this->settings = $settings;
@@ -31,10 +29,9 @@ class Webhook_Client {
 	 *
 	 * @param string $message_id Webhook id (idempotency key; reused on retries).
 	 * @param string $site       Site host.
-	 * @param array  $events     Events.
 	 * @return array{ok:bool,code:int,error:string} Result; `error` says exactly what failed.
 	 */
-	public function send( $message_id, $site, array $events ) {
+	public function send( string $message_id, string $site, array $events ): array {
 		if ( ! $this->settings->is_configured() ) {
 			return $this->result( false, 0, __( 'The purger URL or a valid whsec_ secret is not configured.', 'varnish-edge' ) );
 		}
@@ -78,9 +75,8 @@ class Webhook_Client {
 	 * @param int    $code     HTTP status.
 	 * @param string $endpoint Events endpoint.
 	 * @param string $site     Site host.
-	 * @return string
 	 */
-	public static function explain_status( $code, $endpoint, $site ) {
+	public static function explain_status( int $code, string $endpoint, string $site ): string {
 		switch ( true ) {
 			case 400 === $code:
 				/* translators: %d: HTTP status code. */
@@ -115,12 +111,10 @@ class Webhook_Client {
 	/**
 	 * Result array.
 	 *
-	 * @param bool   $ok    Success.
-	 * @param int    $code  HTTP status.
-	 * @param string $error Error.
+	 * @param int $code HTTP status.
 	 * @return array{ok:bool,code:int,error:string}
 	 */
-	private function result( $ok, $code, $error ) {
+	private function result( bool $ok, int $code, string $error ): array {
 		return array(
 			'ok'    => $ok,
 			'code'  => $code,

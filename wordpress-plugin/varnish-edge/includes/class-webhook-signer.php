@@ -16,9 +16,8 @@ class Webhook_Signer {
 	 * Raw HMAC key of a `whsec_<base64>` secret, or null when malformed.
 	 *
 	 * @param string $secret Secret.
-	 * @return string|null
 	 */
-	public static function secret_key( $secret ) {
+	public static function secret_key( mixed $secret ): ?string {
 		if ( ! is_string( $secret ) || 0 !== strpos( $secret, 'whsec_' ) ) {
 			return null;
 		}
@@ -33,10 +32,9 @@ class Webhook_Signer {
 	 * @param string $timestamp Unix seconds.
 	 * @param string $body      Raw body.
 	 * @param string $secret    whsec_ secret.
-	 * @return string
 	 * @throws \InvalidArgumentException When the secret is not `whsec_<base64>` of at least 16 bytes.
 	 */
-	public static function sign( $id, $timestamp, $body, $secret ) {
+	public static function sign( string $id, string $timestamp, string $body, mixed $secret ): string {
 		$key = self::secret_key( $secret );
 		if ( null === $key ) {
 			throw new \InvalidArgumentException( 'Malformed webhook secret (expected whsec_<base64>).' );
@@ -53,7 +51,7 @@ class Webhook_Signer {
 	 * @param string[] $secrets   Secrets.
 	 * @return array<string,string>
 	 */
-	public static function headers( $id, $timestamp, $body, array $secrets ) {
+	public static function headers( string $id, int $timestamp, string $body, array $secrets ): array {
 		return array(
 			'Content-Type'      => 'application/json',
 			'webhook-id'        => $id,

@@ -16,16 +16,17 @@ namespace VarnishEdge;
  * a WP-Cron event scheduled at the window's end.
  *
  * The state lives in one option updated with compare-and-swap, so concurrent requests cannot
- * lose a held key.
+ * lose a held key. (Its option, cron hook and filter keep their first names, `coalesce`: sites
+ * and code already use them.)
  */
-class Coalescer {
+class Rate_Limit {
 
 	const OPTION     = 'varnish_edge_coalesced';
 	const DUE_OPTION = 'varnish_edge_coalesced_due';
 	const CRON_HOOK  = 'varnish_edge_release_coalesced';
 	const WINDOW     = 10;
 
-	/** @var Event_Queue */
+	/** @var Event_Queue Queue the released invalidations go to. */
 	private $queue;
 
 	/**
@@ -38,12 +39,18 @@ class Coalescer {
 	}
 
 	/**
-	 * Window of a key, in seconds.
-	 *
-	 * @param string $tag Key.
-	 * @return int
+	 * Hook into WordPress: held keys are released at the end of a request, before the queue's
+	 * batch is built (shutdown, 99), and by the WP-Cron event scheduled for the window's end.
 	 */
-	private function window( $tag ) {
+	public function register(): void {
+		add_action( 'shutdown', array( $this, 'release_due' ), 99 );
+		add_action( self::CRON_HOOK, array( $this, 'release_due' ) );
+	}
+
+	/**
+	 * Window of a key, in seconds.
+	 */
+	private function window( string $tag ): int {
 		/**
 		 * Seconds during which a rate-limited key is purged at most once (then once more at the
 		 * end of the window if it was asked for again). 0 disables the limit.
@@ -61,10 +68,10 @@ class Coalescer {
 	 * @param bool     $soft   Soft purge.
 	 * @param string   $reason Reason.
 	 */
-	public function add( array $tags, $soft, $reason ) {
+	public function add( array $tags, bool $soft, string $reason ): void {
 		$now  = time();
 		$sent = $this->update(
-			function ( array $state ) use ( $tags, $soft, $reason, $now ) {
+			function ( array $state ) use ( $tags, $soft, $reason, $now ): array {
 				$now_tags = array();
 				foreach ( $tags as $tag ) {
 					$window = $this->window( $tag );
@@ -93,21 +100,20 @@ class Coalescer {
 	/**
 	 * Whether held keys are due.
 	 *
-	 * @param int|null $now Time.
-	 * @return bool
+	 * @param int|null $now Time (now when null).
 	 */
-	public function has_due( $now = null ) {
+	public function has_due( ?int $now = null ): bool {
 		// From the autoloaded set: no query on the requests (nearly all) with nothing held.
 		$all = wp_load_alloptions();
 		$due = (int) ( $all[ self::DUE_OPTION ] ?? 0 );
-		return $due > 0 && $due <= ( null === $now ? time() : (int) $now );
+		return $due > 0 && $due <= ( $now ?? time() );
 	}
 
 	/**
 	 * Action `shutdown` (before the queue is committed) and the WP-Cron event: queue the held
 	 * keys whose window has ended.
 	 */
-	public function release_due() {
+	public function release_due(): void {
 		if ( $this->has_due() || doing_action( self::CRON_HOOK ) ) {
 			$this->release( time() );
 		}
@@ -115,12 +121,10 @@ class Coalescer {
 
 	/**
 	 * Queue the held keys whose window ended by $now (each starts a new window).
-	 *
-	 * @param int $now Time.
 	 */
-	public function release( $now ) {
+	public function release( int $now ): void {
 		$released = $this->update(
-			function ( array $state ) use ( $now ) {
+			function ( array $state ) use ( $now ): array {
 				$out = array();
 				foreach ( $state['held'] as $tag => $held ) {
 					if ( ( $state['until'][ $tag ] ?? 0 ) <= $now ) {
@@ -135,7 +139,7 @@ class Coalescer {
 		foreach ( (array) $released as $tag => $held ) {
 			$this->queue->add(
 				( new Invalidation() )->tags( array( $tag ), (bool) $held['soft'] )
-					->reason( 'coalesced: ' . implode( '; ', (array) $held['reasons'] ) )
+					->reason( 'rate-limited: ' . implode( '; ', (array) $held['reasons'] ) )
 			);
 		}
 	}
@@ -146,7 +150,7 @@ class Coalescer {
 	 * @param callable $change Takes the state, returns array( new state, result ).
 	 * @return mixed Result of the successful change; null when the state could not be written.
 	 */
-	private function update( callable $change ) {
+	private function update( callable $change ): mixed {
 		global $wpdb;
 		for ( $attempt = 0; $attempt < 8; $attempt++ ) {
 			$raw   = $wpdb->get_var( $wpdb->prepare( "SELECT option_value FROM {$wpdb->options} WHERE option_name = %s", self::OPTION ) );
@@ -186,10 +190,8 @@ class Coalescer {
 	/**
 	 * Record when the earliest held key is due (a cheap autoloaded timestamp every request reads)
 	 * and schedule a WP-Cron run for it.
-	 *
-	 * @param array $state State.
 	 */
-	private function schedule( array $state ) {
+	private function schedule( array $state ): void {
 		$due = 0;
 		foreach ( array_keys( $state['held'] ) as $tag ) {
 			$until = (int) ( $state['until'][ $tag ] ?? 0 );
@@ -210,7 +212,7 @@ class Coalescer {
 	/**
 	 * Forget every window and held key (tests, uninstall).
 	 */
-	public function reset() {
+	public function reset(): void {
 		delete_option( self::OPTION );
 		delete_option( self::DUE_OPTION );
 		wp_clear_scheduled_hook( self::CRON_HOOK );

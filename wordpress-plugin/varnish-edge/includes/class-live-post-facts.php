@@ -1,0 +1,81 @@
+<?php
+/**
+ * The site's answers to the post rules' questions.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * `Post_Facts` read from the running WordPress: post type registry, the
+ * `varnish_edge_listed_post_types` filter, the posts table.
+ */
+class Live_Post_Facts implements Post_Facts {
+
+	/**
+	 * Whether posts of a type have public pages.
+	 */
+	public function is_viewable( string $type ): bool {
+		return is_post_type_viewable( $type );
+	}
+
+	/**
+	 * Whether a post type is hierarchical.
+	 */
+	public function is_hierarchical( string $type ): bool {
+		return is_post_type_hierarchical( $type );
+	}
+
+	/**
+	 * Whether a post type is shown in the home, author and date listings.
+	 */
+	public function is_listed( string $type ): bool {
+		/**
+		 * Post types shown in the home, author and date listings.
+		 *
+		 * @param string[] $types Post types.
+		 */
+		return in_array( $type, (array) apply_filters( 'varnish_edge_listed_post_types', array( 'post' ) ), true );
+	}
+
+	/**
+	 * The `wp/v2` route base of a post type.
+	 */
+	public function type_base( string $type ): string {
+		return Rest_Bases::of_type( $type );
+	}
+
+	/**
+	 * The `wp/v2` route base of a taxonomy.
+	 */
+	public function taxonomy_base( string $taxonomy ): string {
+		return Rest_Bases::of_taxonomy( $taxonomy );
+	}
+
+	/**
+	 * Ids of the published posts just before and just after a post in this state.
+	 *
+	 * @param array<string,mixed> $state Post snapshot.
+	 * @return int[]
+	 */
+	public function neighbors( array $state ): array {
+		global $wpdb;
+		$ids = array();
+		foreach ( array( '<' => 'DESC', '>' => 'ASC' ) as $op => $order ) {
+			$id = $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_status = 'publish' AND ID <> %d AND post_date {$op} %s ORDER BY post_date {$order}, ID {$order} LIMIT 1", $state['type'], $state['id'], $state['date'] ) );
+			if ( $id ) {
+				$ids[] = (int) $id;
+			}
+		}
+		return $ids;
+	}
+
+	/**
+	 * Whether an author has at most one public post (of the types the REST API shows) now.
+	 */
+	public function has_at_most_one_public_post( int $author ): bool {
+		$types = array_values( get_post_types( array( 'show_in_rest' => true ) ) );
+		return (int) count_user_posts( $author, $types, true ) <= 1;
+	}
+}

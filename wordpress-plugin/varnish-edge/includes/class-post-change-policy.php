@@ -1,0 +1,377 @@
+<?php
+/**
+ * The post rules: what a change of a post invalidates.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Turns a post's snapshot before and after a request into the invalidation it needs. Pure: it
+ * reads only its arguments and asks the site what it needs through `Post_Facts`, so the rules
+ * can be read, and tested, on their own. Conservative: any save of a published post invalidates
+ * its own pages and URL whatever the diff says (a field the snapshot does not hold may have
+ * changed); the diff only decides how far it spreads.
+ */
+class Post_Change_Policy {
+
+	/**
+	 * Post types that never render on their own and are handled elsewhere or ignored.
+	 */
+	const IGNORED_TYPES = array( 'revision', 'attachment', 'customize_changeset', 'oembed_cache', 'user_request', 'wp_font_face', 'wp_font_family' );
+
+	/**
+	 * Post types whose change affects every page that renders navigation menus.
+	 */
+	const MENU_TYPES = array( 'nav_menu_item', 'wp_navigation' );
+
+	/**
+	 * Post types that change the rendering of the whole site.
+	 */
+	const SITE_TYPES = array( 'wp_template', 'wp_template_part', 'wp_global_styles', 'custom_css' );
+
+	/**
+	 * Fields compared between snapshots.
+	 */
+	const FIELDS = array( 'modified', 'status', 'name', 'title', 'content', 'excerpt', 'date', 'author', 'parent', 'menu_order', 'terms', 'sticky', 'template', 'thumbnail', 'password', 'comment_status', 'url' );
+
+	/**
+	 * Fields whose change moves the post within, into or out of listings that show its text.
+	 */
+	const LISTED_FIELDS = array( 'title', 'content', 'excerpt', 'thumbnail', 'date', 'password', 'name', 'parent', 'comment_status' );
+
+	/**
+	 * Fields shown where the post is only linked by its title.
+	 */
+	const LINKED_FIELDS = array( 'title', 'name', 'date', 'parent', 'password' );
+
+	/** @var Key_Scheme */
+	private $scheme;
+
+	/** @var Post_Facts */
+	private $facts;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Key_Scheme $scheme Key scheme of the site.
+	 * @param Post_Facts $facts  What the rules ask about the site.
+	 */
+	public function __construct( Key_Scheme $scheme, Post_Facts $facts ) {
+		$this->scheme = $scheme;
+		$this->facts  = $facts;
+	}
+
+	/**
+	 * What a change of any post invalidates, by type: viewable types by the post rules below,
+	 * menu items the menus, templates and styles the whole site, a reusable block the pages
+	 * rendering it; a snapshot that did not change, nothing.
+	 *
+	 * @param int                      $id     Post id.
+	 * @param string                   $type   Post type.
+	 * @param array<string,mixed>|null $before Snapshot before (null: did not exist).
+	 * @param array<string,mixed>|null $after  Snapshot after (null: deleted).
+	 */
+	public function post_changed( int $id, string $type, ?array $before, ?array $after ): Invalidation {
+		$inv = new Invalidation();
+		if ( '' === $type || in_array( $type, self::IGNORED_TYPES, true ) ) {
+			return $inv;
+		}
+		if ( $this->facts->is_viewable( $type ) && ! in_array( $type, self::MENU_TYPES, true ) ) {
+			return $this->invalidation( $before, $after );
+		}
+		if ( null !== $before && null !== $after && ! self::changed_fields( $before, $after ) ) {
+			return $inv;
+		}
+		if ( in_array( $type, self::MENU_TYPES, true ) ) {
+			return $inv->tags( array( $this->scheme->listing( 'menus' ) ), true )->reason( sprintf( 'menu item %d changed', $id ) );
+		}
+		if ( in_array( $type, self::SITE_TYPES, true ) ) {
+			return $inv->everything()->reason( sprintf( '%s %d changed', $type, $id ) );
+		}
+		if ( 'wp_block' === $type ) {
+			// Pages rendering the block carry its embed key (Render_Keys::on_render_block).
+			return $inv->tags( array( $this->scheme->embedded( $id ), $this->scheme->rest_post( $id ) ) )->reason( sprintf( 'reusable block %d changed', $id ) );
+		}
+		return $inv;
+	}
+
+	/**
+	 * The post rules: what a change from $before to $after invalidates.
+	 *
+	 * @param array<string,mixed>|null $before Snapshot before (null: did not exist).
+	 * @param array<string,mixed>|null $after  Snapshot after (null: deleted).
+	 */
+	public function invalidation( ?array $before, ?array $after ): Invalidation {
+		$was = null !== $before && $this->is_public( $before );
+		$is  = null !== $after && $this->is_public( $after );
+		$inv = new Invalidation();
+		if ( ! $was && ! $is ) {
+			return $inv;
+		}
+		if ( ! $was || ! $is || ( $before['modified'] ?? null ) !== ( $after['modified'] ?? null ) ) {
+			// An empty feed prints the time a public post was last modified (Query_Keys).
+			$inv->tags( array( $this->scheme->listing( 'lastmod' ) ), true );
+		}
+		if ( $was && $is ) {
+			return $this->updated( $inv, $before, $after );
+		}
+		return $is ? $this->published( $inv, $after ) : $this->unpublished( $inv, $before, $after );
+	}
+
+	/**
+	 * A public post saved and still public.
+	 *
+	 * @param Invalidation        $inv    Invalidation to add to.
+	 * @param array<string,mixed> $before Snapshot before.
+	 * @param array<string,mixed> $after  Snapshot after.
+	 */
+	private function updated( Invalidation $inv, array $before, array $after ): Invalidation {
+		$s       = $this->scheme;
+		$id      = (int) $after['id'];
+		$type    = (string) $after['type'];
+		$changed = array_values( array_diff( self::changed_fields( $before, $after ), array( 'modified' ) ) );
+		// Whatever the diff says, the post's own pages and URL are invalidated: meta, blocks
+		// rendered from other data, or fields the snapshot does not hold may have changed.
+		$inv->tags( array( $s->post( $id ), $s->rest_post( $id ) ) )->urls( array( $after['url'] ) )->tags( array( $s->post_feed( $id ) ), true );
+		if ( ! $changed ) {
+			// The diff sees nothing visible (e.g. the block editor's second save): it spreads
+			// no further than the post itself and feeds (they print the modified time).
+			return $inv->reason( sprintf( 'post %d saved', $id ) );
+		}
+		$inv->reason( sprintf( 'post %d updated (%s)', $id, implode( ', ', $changed ) ) );
+		$has = static function ( array $fields ) use ( $changed ): bool {
+			return (bool) array_intersect( $fields, $changed );
+		};
+		// A removal (text taken out, a password set, the featured image replaced) must not be
+		// served once more from grace, anywhere: listings and feeds are hard-purged too.
+		$removal = self::is_removal( $before, $after, $changed );
+		$spread  = ! $removal; // Soft unless something was removed.
+		// REST collections filtered or ordered by content may gain, lose or reorder it.
+		$inv->tags( array( $s->rest_query( $this->facts->type_base( $type ) ) ), $spread );
+		if ( $removal ) {
+			$inv->reason( sprintf( 'post %d: content removed', $id ) )->tags( array( $s->post_feed( $id ) ) );
+		}
+		if ( $has( self::LISTED_FIELDS ) ) {
+			$inv->tags( array( $s->post_listed( $id ) ), $spread );
+		}
+		if ( $has( array( 'author' ) ) ) {
+			$inv->tags( array( $s->post_author( $id ) ), true );
+		}
+		if ( $has( array( 'terms' ) ) ) {
+			$inv->tags( array( $s->post_terms( $id ) ), true );
+		}
+		if ( $has( self::LINKED_FIELDS ) ) {
+			$inv->tags( array( $s->post_linked( $id ) ), $spread );
+		}
+		if ( $before['url'] !== $after['url'] && '' !== $before['url'] ) {
+			$inv->urls( array( $before['url'] ) )->tags( array( $s->listing( 'sitemaps' ) ), true );
+			if ( $this->facts->is_hierarchical( $type ) ) {
+				$inv->prefixes( array( $before['url'] ) ); // Child pages lived under the old URL.
+			}
+		}
+		if ( $has( array( 'title', 'content', 'excerpt' ) ) ) {
+			$inv->tags( array( $s->listing( 'search' ) ), $spread );
+		}
+		if ( $has( array( 'terms' ) ) ) {
+			$this->terms_changed( $inv, $before['terms'], $after['terms'] );
+		}
+		if ( $has( array( 'author' ) ) ) {
+			$inv->tags( array( $s->author_listing( (int) $before['author'] ), $s->author_listing( (int) $after['author'] ) ), true );
+			$inv->tags( $this->users_list_keys( array( $before['author'], $after['author'] ) ), true );
+		}
+		if ( $has( array( 'date' ) ) ) {
+			// Position in every listing and the date archives change.
+			$inv->tags( array_merge( $this->listing_keys( $before ), $this->listing_keys( $after ), $this->neighbor_keys( $before ), $this->neighbor_keys( $after ) ), true );
+		}
+		if ( $has( array( 'sticky' ) ) && $this->facts->is_listed( $type ) ) {
+			$inv->tags( array( $s->listing( 'home' ), $s->rest_collection( $this->facts->type_base( $type ) ) ), true );
+		}
+		if ( 'page' === $type && $has( array( 'title', 'name', 'parent', 'menu_order' ) ) ) {
+			$inv->tags( array( $s->listing( 'pages' ) ), true );
+		}
+		return $inv;
+	}
+
+	/**
+	 * The post left the archives of removed terms (hard: it must not show there again) and
+	 * entered the others (soft); the term counts of each taxonomy changed.
+	 *
+	 * @param Invalidation        $inv    Invalidation to add to.
+	 * @param array<string,int[]> $before Term ids per taxonomy before.
+	 * @param array<string,int[]> $after  Term ids per taxonomy after.
+	 */
+	private function terms_changed( Invalidation $inv, array $before, array $after ): void {
+		$s = $this->scheme;
+		foreach ( array_unique( array_merge( array_keys( $before ), array_keys( $after ) ) ) as $tax ) {
+			$old = $before[ $tax ] ?? array();
+			$new = $after[ $tax ] ?? array();
+			foreach ( array( array( array_diff( $old, $new ), false ), array( array_diff( $new, $old ), true ) ) as list( $term_ids, $soft ) ) {
+				foreach ( $term_ids as $term_id ) {
+					$inv->tags( array( $s->term_listing( (int) $term_id ), $s->rest_term( (int) $term_id ) ), $soft ); // r-t: its post count changes.
+				}
+			}
+			$inv->tags( array( $s->rest_query( $this->facts->taxonomy_base( (string) $tax ) ) ), true ); // Counts: hide_empty, orderby=count.
+		}
+	}
+
+	/**
+	 * Published (new, from draft, or a scheduled post going live).
+	 *
+	 * @param Invalidation        $inv   Invalidation to add to.
+	 * @param array<string,mixed> $after Snapshot after.
+	 */
+	private function published( Invalidation $inv, array $after ): Invalidation {
+		$id = (int) $after['id'];
+		$inv->reason( sprintf( 'post %d published', $id ) );
+		$inv->tags( $this->users_list_keys( array( $after['author'] ) ), true );
+		$inv->tags( array( $this->scheme->post( $id ), $this->scheme->rest_post( $id ) ) )->urls( array( $after['url'] ) ); // Drops a 404 cached at the new URL.
+		return $inv->tags( array_merge( $this->listing_keys( $after ), $this->neighbor_keys( $after ) ), true );
+	}
+
+	/**
+	 * Unpublished, trashed or deleted: every page that shows it, and the URL it had.
+	 *
+	 * @param Invalidation             $inv    Invalidation to add to.
+	 * @param array<string,mixed>      $before Snapshot before.
+	 * @param array<string,mixed>|null $after  Snapshot after (null: deleted).
+	 */
+	private function unpublished( Invalidation $inv, array $before, ?array $after ): Invalidation {
+		$s  = $this->scheme;
+		$id = (int) $before['id'];
+		$inv->reason( sprintf( 'post %d %s', $id, null === $after ? 'deleted' : ( 'trash' === $after['status'] ? 'trashed' : 'unpublished' ) ) );
+		$inv->tags( array( $s->post( $id ), $s->rest_post( $id ), $s->post_listed( $id ), $s->post_linked( $id ), $s->post_feed( $id ), $s->post_author( $id ), $s->post_terms( $id ), $s->comments( $id ) ) );
+		$inv->urls( array( $before['url'] ) );
+		$inv->tags( array_merge( $this->listing_keys( $before ), $this->neighbor_keys( $before ) ) );
+		return $inv->tags( $this->users_list_keys( array( $before['author'] ) ) );
+	}
+
+	/**
+	 * Fields that differ between two snapshots.
+	 *
+	 * @param array<string,mixed> $before Before.
+	 * @param array<string,mixed> $after  After.
+	 * @return string[]
+	 */
+	public static function changed_fields( array $before, array $after ): array {
+		$changed = array();
+		foreach ( self::FIELDS as $field ) {
+			if ( ( $before[ $field ] ?? null ) !== ( $after[ $field ] ?? null ) ) {
+				$changed[] = $field;
+			}
+		}
+		return $changed;
+	}
+
+	/**
+	 * Whether an update removed something visitors could see: a word of the title, content or
+	 * excerpt that is gone (an edited word counts as removed), a password set or changed, a
+	 * featured image replaced or removed.
+	 *
+	 * @param array<string,mixed> $before  Before.
+	 * @param array<string,mixed> $after   After.
+	 * @param string[]            $changed Changed fields.
+	 */
+	public static function is_removal( array $before, array $after, array $changed ): bool {
+		if ( in_array( 'password', $changed, true ) && md5( '' ) !== $after['password'] ) {
+			return true;
+		}
+		if ( in_array( 'thumbnail', $changed, true ) && $before['thumbnail'] ) {
+			return true;
+		}
+		foreach ( (array) ( $before['texts'] ?? array() ) as $i => $old ) {
+			$new = (string) ( $after['texts'][ $i ] ?? '' );
+			if ( $old === $new ) {
+				continue;
+			}
+			$left = array_count_values( self::tokens( $new ) );
+			foreach ( array_count_values( self::tokens( (string) $old ) ) as $token => $count ) {
+				if ( ( $left[ $token ] ?? 0 ) < $count ) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Words and markup pieces of a text.
+	 *
+	 * @return string[]
+	 */
+	private static function tokens( string $text ): array {
+		return array_map( 'strval', (array) preg_split( '/[\s<>"\'=\/]+/u', $text, -1, PREG_SPLIT_NO_EMPTY ) );
+	}
+
+	/**
+	 * Whether a snapshot is visible to anonymous visitors.
+	 *
+	 * @param array<string,mixed> $state Snapshot.
+	 */
+	private function is_public( array $state ): bool {
+		return 'publish' === $state['status'] && ! in_array( $state['type'], self::IGNORED_TYPES, true ) && $this->facts->is_viewable( (string) $state['type'] );
+	}
+
+	/**
+	 * The REST users list shows the authors of public posts: an author with at most one public
+	 * post now (their first just published, or their last just gone) joined or left it.
+	 *
+	 * @param array<int,int|string> $authors User ids.
+	 * @return string[]
+	 */
+	private function users_list_keys( array $authors ): array {
+		foreach ( array_unique( array_map( 'intval', $authors ) ) as $author ) {
+			if ( $author > 0 && $this->facts->has_at_most_one_public_post( $author ) ) {
+				return array( $this->scheme->rest_collection( 'users' ) );
+			}
+		}
+		return array();
+	}
+
+	/**
+	 * Keys of every listing a post in this state belongs to.
+	 *
+	 * @param array<string,mixed> $state Snapshot.
+	 * @return string[]
+	 */
+	public function listing_keys( array $state ): array {
+		$s    = $this->scheme;
+		$type = (string) $state['type'];
+		$keys = array_merge( array( $s->listing( 'search' ), $s->listing( 'sitemaps' ) ), $s->rest_lists( $this->facts->type_base( $type ) ) );
+		foreach ( $state['terms'] as $tax => $ids ) {
+			foreach ( $ids as $term_id ) {
+				$keys[] = $s->term_listing( (int) $term_id );
+				$keys[] = $s->rest_term( (int) $term_id ); // Its post count changes.
+			}
+			if ( $ids ) {
+				$keys[] = $s->rest_query( $this->facts->taxonomy_base( (string) $tax ) );
+			}
+		}
+		// The type's archive and every query loop listing the type (Render_Keys), archive or not.
+		$keys[] = $s->post_type_archive( $type );
+		if ( $this->facts->is_listed( $type ) ) {
+			$time   = (int) strtotime( (string) $state['date'] );
+			$keys[] = $s->listing( 'home' );
+			$keys[] = $s->author_listing( (int) $state['author'] );
+			$keys[] = $s->date( gmdate( 'Y', $time ) );
+			$keys[] = $s->date( gmdate( 'Ym', $time ) );
+			$keys[] = $s->date( gmdate( 'Ymd', $time ) );
+		}
+		if ( 'page' === $type ) {
+			$keys[] = $s->listing( 'pages' );
+		}
+		return $keys;
+	}
+
+	/**
+	 * Neighbour-link keys of the published posts just before and after this one (pages that
+	 * show previous/next links to it).
+	 *
+	 * @param array<string,mixed> $state Snapshot.
+	 * @return string[]
+	 */
+	private function neighbor_keys( array $state ): array {
+		return array_map( array( $this->scheme, 'neighbors' ), $this->facts->neighbors( $state ) );
+	}
+}
