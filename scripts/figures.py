@@ -262,6 +262,57 @@ def soak_text():
     return "\n".join(out)
 
 
+def purger_tables():
+    d = load("purger/bench/results.json")
+    if d is None:
+        return "No published run yet: run `make bench-purger`, then `make publish-results`."
+    m = d.get("machine") or {}
+    setup = d.get("setup") or {}
+    repeats = setup.get("repurge_delays_ms") or []
+    race = d.get("purge_racing_a_fetch") or {}
+    per_node = get(d, "burst_1000.requests_per_node") or {}
+    lanes = get(d, "burst_1000.requests_per_node_and_lane_with_repeats") or {}
+    out = [f"Run of {when(d)}, Node {m.get('node', '?')}, {setup.get('varnish_nodes', '?')} Varnish nodes, "
+           f"Redis `appendfsync {setup.get('redis_appendfsync', '?')}`, purger repeats: {', '.join(f'{r} ms' for r in repeats) or 'none'}.", "",
+           "| measure | result | target |", "|---|---|---|",
+           f"| sustained, accepted → applied on every node | **{n(get(d, 'sustained.applied_per_s'))} events/s** ({n(get(d, 'sustained.events'))} events; accepted {n(get(d, 'sustained.accepted_per_s'))}/s) | ≥ 5,000/s |",
+           f"| accepted → applied on every node at 500 events/s | **p50 {n(get(d, 'paced_500_per_s.p50_ms'))} ms, p99 {n(get(d, 'paced_500_per_s.p99_ms'))} ms** (max {n(get(d, 'paced_500_per_s.max_ms'))} ms) | p99 < 50 ms |",
+           f"| purger RSS, max over the run | **{n(d.get('purger_max_rss_mb'))} MB** | < 150 MB |",
+           f"| 1,000-event burst | **{max(per_node.values()) if per_node else '?'} requests per node**"
+           + (f"; with repeats, per node and lane: {render(lanes)}" if repeats and lanes else "") + " | ≤ 10 per lane |"]
+    if race:
+        out.append(f"| a purge landing during a {n(get(d, 'setup.race_fetch_ms', 200))} ms fetch of the old page: edit → fresh | **p50 {n(get(race, 'fresh_ms_when_purged_during_fetch.p50'))} ms, "
+                   f"max {n(get(race, 'fresh_ms_all.max'))} ms** ({race.get('purged_during_fetch')}/{race.get('races')} purged during the fetch; "
+                   f"old page kept {race.get('old_page_kept_after_the_purge')} times) | max < 500 ms |")
+    fan = d.get("fanout") or {}
+    if fan:
+        out += ["", "| Varnish nodes | 1,000-event burst: first → last node | requests per node | sustained, applied on every node | accepted → applied on every node at 500 events/s |",
+                "|---|---|---|---|---|"]
+        for k in sorted(fan, key=int):
+            f = fan[k]
+            b = f.get("burst_1000") or {}
+            first, last = b.get("to_first_node_ms"), b.get("to_last_node_ms")
+            burst = f"**{n(last)} ms**" if first == last else f"{n(first)} → **{n(last)} ms**"
+            reqs = sorted(set(b.get("requests_per_node") or []))
+            out.append(f"| {k} | {burst} | {' / '.join(str(r) for r in reqs)} | {n(get(f, 'sustained.applied_per_s'))} events/s | "
+                       f"p50 {n(get(f, 'paced_500_per_s.p50_ms'))} ms, p99 {n(get(f, 'paced_500_per_s.p99_ms'))} ms |")
+    return "\n".join(out)
+
+
+def purger_wait_table():
+    w = load("purger/bench/wait-latency.json")
+    if w is None:
+        return "No published run yet: run `npm run bench:wait` in `purger/`, then `make publish-results`."
+    rows = [("one at a time", 1, "concurrency_1_events_1"), ("one at a time", 50, "concurrency_1_events_50"), ("16 concurrent", 50, "concurrency_16_events_50")]
+    out = [f"Run of {when(w)} (1-minute load average {(w.get('loadavg_after') or ['?'])[0]} at the end), {n(w.get('requests_per_case'))} webhooks per case.", "",
+           "| webhooks | events each | without WAIT (`PURGER_REDIS_MIN_REPLICAS=0`) p50 / p99 | with WAIT for 1 replica p50 / p99 |", "|---|---|---|---|"]
+    for label, events, key in rows:
+        c = w.get(key) or {}
+        a, b = c.get("without_wait") or {}, c.get("with_wait_1_replica") or {}
+        out.append(f"| {label} | {events} | {render(a.get('p50_ms'))} / {render(a.get('p99_ms'))} ms | {render(b.get('p50_ms'))} / {render(b.get('p99_ms'))} ms |")
+    return "\n".join(out)
+
+
 def readme_table():
     rows = e2e_rows() + freshness_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
     out = ["| what | figure | script | measured |", "|---|---|---|---|"]
@@ -276,6 +327,8 @@ BLOCKS = [
     ("docs/reliability.md", "chaos", lambda: results_table("reliability/results/chaos.json", "make chaos", "fault")),
     ("docs/reliability.md", "quick", lambda: results_table("reliability/results/quick.json", "make test-reliability", "check")),
     ("docs/reliability.md", "soak", soak_text),
+    ("purger/README.md", "purger", purger_tables),
+    ("purger/README.md", "purger-wait", purger_wait_table),
 ]
 
 

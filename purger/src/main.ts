@@ -1,6 +1,6 @@
 // Entry point: `npm start`. Reads the environment once, starts the configured role, and shuts
 // down gracefully on SIGTERM/SIGINT.
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config/load.js';
 import { createLogger } from './logger.js';
 import { startService } from './service.js';
 

@@ -2,15 +2,15 @@
 // configured role, and shuts them down in order.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { buildApp, type App } from './app.js';
-import { ConfigError, type Config } from './config.js';
-import { LogTrimmer } from './log-trimmer.js';
-import { memoryFitProblem } from './memory-fit.js';
-import type { Resolver } from './discovery.js';
+import { buildApp, type App } from './http/app.js';
+import { ConfigError, type Config } from './config/load.js';
+import { LogTrimmer } from './store/log-trimmer.js';
+import { memoryFitProblem } from './store/memory-fit.js';
+import type { Resolver } from './delivery/discovery.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { createRedis, redisTarget } from './redis-connection.js';
-import { StreamLog } from './stream-log.js';
-import { Worker } from './worker.js';
+import { createRedis, redisTarget } from './store/redis-connection.js';
+import { StreamLog } from './store/stream-log.js';
+import { Worker } from './delivery/worker.js';
 
 export interface Service {
   app: App;

@@ -4,7 +4,7 @@ stack itself runs in stack/compose/live-test.sh).
 The file is read as `docker compose config` resolves it (every profile, no .env, defaults only),
 and cross-checked against the code it depends on: the images' Dockerfiles (stack/images/),
 platforms.json (every image tag a supported version), stack/compose/secrets.sh (who reads which
-secret), vcl/default.vcl (origin, ACL range) and purger/src/config.ts (the settings it reads).
+secret), vcl/default.vcl (origin, ACL range) and purger/src/config/settings.ts (the settings it reads).
 Each check takes the resolved file and returns the problems it found; test_a_broken_copy_fails
 proves that every kind of breakage listed in MUTATIONS is caught by at least one of them.
 """
@@ -61,9 +61,13 @@ def long_running(doc):
 
 
 def secrets_readers():
-    """READERS in stack/compose/secrets.sh: reader -> the secret files it gets."""
-    body = re.search(r"declare -A READERS=\((.*?)\n\)", read("stack/compose/secrets.sh"), re.S).group(1)
-    return {m[0]: m[1].split() for m in re.findall(r'\[(\w+)\]="([^"]*)"', body)}
+    """The READERS column of stack/settings.table (stack/compose/secrets.sh hands secrets out by it): reader -> the secret files it gets."""
+    out = {}
+    for f in (line.split() for line in read("stack/settings.table").splitlines()):
+        if len(f) >= 6 and f[1] == "secret" and not f[0].startswith("#"):
+            for reader in f[5].split(","):
+                out.setdefault(reader, []).append(f[0].lower())
+    return out
 
 
 def mounts(svc):
@@ -303,14 +307,14 @@ def _(doc):
     return out
 
 
-@check("the purger is given only settings it reads (purger/src/config.ts)")
+@check("the purger is given only settings it reads (purger/src/config/settings.ts)")
 def _(doc):
-    src = read("purger/src/config.ts")
+    src = read("purger/src/config/settings.ts")
     out = []
     for k in services(doc).get("purger", {}).get("environment") or {}:
         base = k.removesuffix("_FILE")
         if not re.search(rf"\b{base}\b", src):
-            out.append(f"purger: {k} is not read by purger/src/config.ts")
+            out.append(f"purger: {k} is not read by purger/src/config/settings.ts")
     return out
 
 
