@@ -6,7 +6,8 @@
 # vcl/microcache/http10.vcl: HTTP/1.0 keep-alive clients (ab -k) get streamed bodies without a
 # length under "Connection: keep-alive" and fail, so make bench runs ab against NGINX and the full
 # VCL only. The wrk runs this file is the reference for are HTTP/1.1, where that fix changes nothing.
-# bench/varnish-microcache.sh writes an entry VCL with the backend and includes this file.
+# bench/varnish-microcache.sh renders the entry (vcl/render-entry.sh --minimal: the origin) that
+# includes this file.
 
 sub vcl_recv {
     if (req.method != "GET" && req.method != "HEAD") {

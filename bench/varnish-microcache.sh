@@ -2,10 +2,11 @@
 # varnish-microcache.sh start|stop|vcl [full|minimal]: another varnishd in pure microcache mode (1 s
 # TTL, grace, coalescing; no purges needed) in front of the same origin as the stack's own
 # Varnish, with the same varnishd parameters (Debian's defaults).
-#   full     (default) on $MICROCACHE_VARNISH_PORT: the stack's entry VCL (stack/native-vcl.sh)
+#   full     (default) on $MICROCACHE_VARNISH_PORT: the stack's entry VCL (vcl/render-entry.sh)
 #            trusting no address, with bench/microcache-only.vcl included before vcl/microcache.vcl
-#   minimal  on $MICROCACHE_MINIMAL_PORT: bench/minimal-varnish.vcl, the reference a hot hit
-#            through the full VCL is measured against
+#   minimal  on $MICROCACHE_MINIMAL_PORT: the same origin and bench/minimal-varnish.vcl only
+#            (render-entry.sh --minimal), the reference a hot hit through the full VCL is measured
+#            against
 # Uses the stack's settings (STACK_DIR, WEB_PORT: stack/lib.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,9 +22,10 @@ workdir=$STACK_DIR/$name vcl=$CONF_DIR/$name.vcl
 # The entry VCL: the origin at 127.0.0.1:$WEB_PORT, then the flavour's VCL.
 entry_vcl() {
   if [[ $flavour == full ]]; then
-    PURGERS="" "$STACK_REPO/stack/native-vcl.sh" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" "$here/microcache-only.vcl"
+    "$STACK_REPO/vcl/render-entry.sh" --backend "127.0.0.1:$WEB_PORT" --purgers "" \
+      --token-file "$CONF_DIR/varnish_purge_token" --include "$here/microcache-only.vcl"
   else
-    printf 'vcl 4.1;\nbackend default { .host = "127.0.0.1"; .port = "%s"; }\ninclude "%s";\n' "$WEB_PORT" "$here/minimal-varnish.vcl"
+    "$STACK_REPO/vcl/render-entry.sh" --minimal --backend "127.0.0.1:$WEB_PORT" --include "$here/minimal-varnish.vcl"
   fi
 }
 

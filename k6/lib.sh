@@ -4,7 +4,7 @@
 
 K6_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-source testkit/stack.sh   # temp_stack_up, temp_stack_down
+source testkit/stack.sh   # temp_stack_up, temp_stack_down, free_ports
 
 # start_microcaches: the benchmark's pure microcaches in front of the stack's origin, NGINX as in
 # the article (bench/nginx-microcache.sh), vcl/microcache.vcl with a 1 s TTL and a minimal

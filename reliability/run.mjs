@@ -4,7 +4,7 @@
 //   node reliability/run.mjs quick|chaos CHECK...   (CHECK = faults/origin-down, hostile/edge-acl, …)
 // quick = shortened durations for `make test`; chaos = the durations of the issue.
 // Each check's figures are printed and written with the results to <mode>.json (run.sh says
-// where), ending with "reliability: N passed, M failed".
+// where); node:test reports what passed and failed.
 import { after, test } from 'node:test';
 import { stackEnv, writeResult } from './lib/common.mjs';
 
@@ -40,5 +40,4 @@ after(() => {
   const passed = results.filter((r) => r.pass).length;
   const file = writeResult(env.repo, process.env.REL_RESULT_NAME || mode, { mode, finishedAt: new Date().toISOString(), passed, failed: results.length - passed, results });
   console.log(`\nresults: ${file}`);
-  console.log(`reliability: ${passed} passed, ${results.length - passed} failed`);
 });

@@ -24,14 +24,15 @@ esac
 export REL_RESULTS_DIR=${REL_RESULTS_DIR:-$STACK_REPO/.results/reliability}
 
 source testkit/stack.sh
-export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAYS_MS=300,1000
+source testkit/report.sh
+export DEMO_POSTS=${REL_DEMO_POSTS:-60} WP_CRON_INTERVAL=2
 
 rc=1
 teardown() { if ((rc != 0)); then temp_stack_down keep-logs; else temp_stack_down; fi; }
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-temp_stack_up "reliability-$mode" || { echo "reliability: 0 passed, 1 failed"; exit 1; }
+temp_stack_up "reliability-$mode" || { report "the stack starts" 1; report_end; exit; }
 # The purger processes the checks start run a private copy of the build stack/up.sh made.
 mkdir -p "$STACK_DIR/purger"
 cp -r purger/dist purger/package.json "$STACK_DIR/purger/" && ln -sfn "$STACK_REPO/purger/node_modules" "$STACK_DIR/purger/node_modules"

@@ -9,11 +9,20 @@
 // process of the last minute within 10 % of the first minute after warm-up: per process, because
 // php-fpm's dynamic pool adds workers under load), the ban list bounded (the lurker keeps
 // up), no errors anywhere, every edit fresh; then the stale-page audit must find nothing.
+// Origin share: Varnish's backend requests (MAIN.backend_req) over the reads of the whole run,
+// begun with every page cached. Most of it is the edits' own refetches (an edit every 5 s
+// invalidates about a dozen pages, each refetched once); what the 20 unrelated invalidations a
+// second may add is the reads passed to the origin (X-Cache PASS: fetches not kept because they
+// began before an invalidation of their host, and hit-for-miss): at most 0.5 % of reads. The
+// whole share must stay under 2 % (purger repeats against this VCL pushed it to 3 %).
 // Figures: .results/reliability/soak.json (make publish-results copies it to reliability/results/).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { audit, discoverUrls } from '../stack/audit/audit.mjs';
-import { eventId, loadFigures, metric, pct, postEvents, readLoad, redis, request, processTree, round, sleep, stackEnv, storedCount, summary, tagEvent, until, urlEvent, varnishStat, writeResult } from './lib/common.mjs';
+import { eventId, tagEvent } from '../testkit/events.mjs';
+import { request } from '../testkit/http.mjs';
+import { sleep, until } from '../testkit/wait.mjs';
+import { loadFigures, metric, pct, postEvents, readLoad, redis, processTree, round, stackEnv, storedCount, summary, urlEvent, varnishStat, writeResult } from './lib/common.mjs';
 import { postPaths } from './lib/cluster.mjs';
 import { editPost, outboxRows, restAuth } from './lib/wordpress.mjs';
 
@@ -25,11 +34,18 @@ const auth = restAuth({ appPassword: process.env.REL_APP_PASSWORD });
 const log = (...a) => console.log('soak:', ...a);
 const PROCESSES = { varnishd: 'varnish', purger: 'purger', 'redis-server': 'redis', mariadbd: 'mariadb', 'php-fpm': 'php-fpm', nginx: 'nginx' };
 const pidOf = (svc) => Number(readFileSync(join(env.dir, 'run', `${svc}.pid`), 'utf8').trim());
+const ORIGIN_SHARE_MAX_PCT = 2;
+const PASSED_SHARE_MAX_PCT = 0.5;
+const backendRequests = () => varnishStat(`${env.dir}/varnish`, ['MAIN.backend_req'])['MAIN.backend_req'];
 
 const paths = (await discoverUrls({ origin: env.origin, host: env.site })).filter((p) => !p.endsWith('.xml'));
 const posts = await postPaths(env, 20);
 log(`${SECONDS} s (warm-up ${WARMUP} s), ${paths.length} pages, ${CONCURRENCY} readers, an edit every 5 s, 20 key events/s, a prefix ban every 10 s`);
 
+// The run starts with every page cached, as a live site's are: its origin requests are the ones
+// invalidations cause.
+for (const p of paths) await request(env.edge, p, { host: env.site });
+const backendRequestsAtStart = backendRequests();
 const t0 = Date.now();
 const end = t0 + SECONDS * 1000;
 const elapsed = () => (Date.now() - t0) / 1000;
@@ -46,12 +62,12 @@ async function sampler() {
     const mem = {};
     const procs = {};
     for (const [name, svc] of Object.entries(PROCESSES)) ({ kib: mem[name], processes: procs[name] } = processTree(pidOf(svc)));
-    const v = varnishStat(`${env.dir}/varnish`, ['MAIN.bans', 'MAIN.bans_lurker_obj_killed', 'MAIN.bans_obj_killed', 'MAIN.n_object', 'MAIN.bans_added']);
+    const v = varnishStat(`${env.dir}/varnish`, ['MAIN.bans', 'MAIN.bans_lurker_obj_killed', 'MAIN.bans_obj_killed', 'MAIN.n_object', 'MAIN.bans_added', 'MAIN.backend_req']);
     const backlog = await metric(env.purger, 'purger_node_backlog').catch(() => null);
     const logEntries = await metric(env.purger, 'purger_log_entries').catch(() => null);
     const redisUsed = await redisUsedBytes();
     const stored = await storedCount(env, 'purger').catch(() => null);
-    samples.push({ t: round(elapsed(), 0), mem, procs, bans: v['MAIN.bans'], bansAdded: v['MAIN.bans_added'], lurkerKilled: v['MAIN.bans_lurker_obj_killed'], objects: v['MAIN.n_object'], backlog, logEntries, redisUsed, stored });
+    samples.push({ t: round(elapsed(), 0), mem, procs, bans: v['MAIN.bans'], bansAdded: v['MAIN.bans_added'], lurkerKilled: v['MAIN.bans_lurker_obj_killed'], objects: v['MAIN.n_object'], backendReq: v['MAIN.backend_req'], backlog, logEntries, redisUsed, stored });
     await sleep(10_000);
   }
 }
@@ -90,6 +106,7 @@ async function events() {
 
 await Promise.all([sampler(), editor(), events()]);
 const reads = await load.stop();
+const originRequests = backendRequests() - backendRequestsAtStart;
 log('load done; waiting for the purger to catch up, then auditing');
 await until('purger backlog drained', async () => (await metric(env.purger, 'purger_node_backlog')) === 0, 60_000, 500).catch((e) => failures.push(e.message));
 await until('plugin outbox empty', async () => (await outboxRows(env)) === 0, 60_000, 500).catch((e) => failures.push(e.message));
@@ -130,6 +147,12 @@ const redisModel = {
 };
 const bans = { max: Math.max(...after.map((s) => s.bans)), firstMinuteMax: Math.max(...firstMin.map((s) => s.bans)), lastMinuteMax: Math.max(...lastMin.map((s) => s.bans)), added: samples.at(-1).bansAdded - samples[0].bansAdded, lurkerKilled: samples.at(-1).lurkerKilled - samples[0].lurkerKilled };
 const readFigures = loadFigures(reads);
+const pctOfReads = (x) => round((x / Math.max(readFigures.requests, 1)) * 100, 3);
+const passed = readFigures.byCache.PASS ?? 0;
+const origin = {
+  requests: originRequests, reads: readFigures.requests, sharePct: pctOfReads(originRequests), maxPct: ORIGIN_SHARE_MAX_PCT,
+  passedReads: passed, passedSharePct: pctOfReads(passed), passedMaxPct: PASSED_SHARE_MAX_PCT,
+};
 const perMinute = [];
 for (let m = 0; m * 60 < SECONDS; m++) {
   const e = edits.filter((x) => x.t >= m * 60 && x.t < (m + 1) * 60).map((x) => x.ms);
@@ -138,17 +161,19 @@ for (let m = 0; m * 60 < SECONDS; m++) {
 }
 const ttf = edits.map((e) => e.ms);
 const figures = {
-  seconds: SECONDS, warmupSeconds: WARMUP, purgerRetentionS: { stream: Number(process.env.PURGER_STREAM_MAX_AGE_S || 86400), receipts: Number(process.env.PURGER_DEDUPE_TTL_S || 86400) }, reads: readFigures.requests, readsPerSecond: round(readFigures.requests / SECONDS, 0), readErrors: readFigures.errors,
-  readLatencyMs: readFigures.latencyMs, byCache: readFigures.byCache, edits: edits.length, eventsSent, timeToFreshMs: summary(ttf),
+  seconds: SECONDS, warmupSeconds: WARMUP, purgerRepurgeDelaysMs: process.env.PURGER_REPURGE_DELAYS_MS ?? null, purgerRetentionS: { stream: Number(process.env.PURGER_STREAM_MAX_AGE_S || 86400), receipts: Number(process.env.PURGER_DEDUPE_TTL_S || 86400) }, reads: readFigures.requests, readsPerSecond: round(readFigures.requests / SECONDS, 0), readErrors: readFigures.errors,
+  readLatencyMs: readFigures.latencyMs, byCache: readFigures.byCache, origin, edits: edits.length, eventsSent, timeToFreshMs: summary(ttf),
   memory, redis: redisModel, bans, failures: failures.slice(0, 10), auditChecked: a.checked, auditStale: a.stale.length, perMinute, samples,
 };
-console.log(JSON.stringify({ memory, redis: redisModel, bans, reads: figures.reads, readErrors: figures.readErrors, timeToFreshMs: figures.timeToFreshMs, perMinute: perMinute.map((p) => `${p.minute}: ${p.reads} reads, ${p.readErrors} errors, ttf p50 ${p.timeToFreshMs.p50} p95 ${p.timeToFreshMs.p95}`) }, null, 2));
+console.log(JSON.stringify({ memory, redis: redisModel, bans, origin, reads: figures.reads, readErrors: figures.readErrors, timeToFreshMs: figures.timeToFreshMs, perMinute: perMinute.map((p) => `${p.minute}: ${p.reads} reads, ${p.readErrors} errors, ttf p50 ${p.timeToFreshMs.p50} p95 ${p.timeToFreshMs.p95}`) }, null, 2));
 
 // Assertions: correctness, plus the flatness the issue asks for.
 const problems = [];
 if (readFigures.errors) problems.push(`${readFigures.errors} read errors (${readFigures.errorSample.join('; ')})`);
 if (failures.length) problems.push(`${failures.length} failures: ${failures.slice(0, 3).join('; ')}`);
 if (edits.length === 0) problems.push('no edit completed');
+if (!(origin.sharePct <= ORIGIN_SHARE_MAX_PCT)) problems.push(`origin share ${origin.sharePct} % (${origin.requests} origin requests for ${origin.reads} reads), want at most ${ORIGIN_SHARE_MAX_PCT} %`);
+if (!(origin.passedSharePct <= PASSED_SHARE_MAX_PCT)) problems.push(`${origin.passedReads} reads passed to the origin (${origin.passedSharePct} %: fetches refused across invalidations), want at most ${PASSED_SHARE_MAX_PCT} %`);
 if (!(bytesPerEvent !== null && bytesPerEvent <= REDIS_EVENT_BYTES_MAX)) problems.push(`Redis: ${bytesPerEvent} bytes per stored event after warm-up (${storedAfterWarmup} events), want at most ${REDIS_EVENT_BYTES_MAX}`);
 if (maxmemory > 0 && !(redisModel.projected24hAt5PerSecondBytes <= maxmemory)) problems.push(`Redis: a day at 5 events/s would need ${redisModel.projected24hAt5PerSecondBytes} bytes, over maxmemory ${maxmemory}`);
 for (const [name, m] of Object.entries(memory)) if (name !== 'redis-server' && !(m.perProcessGrowthPct < 10)) problems.push(`${name} memory per process grew ${m.perProcessGrowthPct} % after warm-up (all ${m.processes.lastMinute} processes: ${m.growthPct} %)`);

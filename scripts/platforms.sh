@@ -95,10 +95,10 @@ done < <(json '"\n".join(x["version"] + "\t" + x.get("image", "") for x in d["va
 oldest=$(json 'd["wordpress"][0]["version"]')
 newest=$(json 'd["wordpress"][-1]["version"]')
 cell HOST "plugin · WordPress $oldest (Debian 12 package)" "plugin:" scripts/suites/plugin.sh
-cell HOST "e2e · WordPress $oldest (Debian 12 package)" "e2e:" scripts/suites/e2e.sh
+cell HOST "e2e · WordPress $oldest (Debian 12 package)" "(e2e:|# [0-9]+ passed)" scripts/suites/e2e.sh
 if wp_newest=$(scripts/fetch-wordpress.sh "$newest" | tail -n 1); then
   cell EXTRA "plugin · WordPress $newest (Debian sid package)" "plugin:" env WP_SOURCE="$wp_newest" scripts/suites/plugin.sh
-  cell EXTRA "e2e · WordPress $newest (Debian sid package)" "e2e:" env WP_SOURCE="$wp_newest" scripts/suites/e2e.sh
+  cell EXTRA "e2e · WordPress $newest (Debian sid package)" "(e2e:|# [0-9]+ passed)" env WP_SOURCE="$wp_newest" scripts/suites/e2e.sh
 else
   rows+=("FAIL  WordPress $newest: scripts/fetch-wordpress.sh $newest failed"); fail=$((fail + 1))
 fi
@@ -111,7 +111,7 @@ cell EXTRA "plugin · Debian 13" "plugin:" in_debian13 -- scripts/suites/plugin.
 
 # ── Node.js × Redis / Valkey: the purger suite (its tests start the store and varnishd).
 node_main=$(json 'd["node"][0]["release"]')
-cell HOST "purger · Node.js $node_main · Redis $(json '[x for x in d["store"] if x["name"]=="redis"][0]["version"]') (host)" "purger:" scripts/suites/purger.sh
+cell HOST "purger · Node.js $node_main · Redis $(json '[x for x in d["store"] if x["name"]=="redis"][0]["version"]') (host)" "(purger:| *Tests )" scripts/suites/purger.sh
 for release in $(json '" ".join(x["release"] for x in d["node"])'); do
   node=$(node_dir "$release") || { rows+=("FAIL  Node.js $release: not fetched from the npm registry"); fail=$((fail + 1)); continue; }
   for store in $(json '" ".join(x["name"] + "-" + x["version"] for x in d["store"] if "image" in x)'); do
@@ -119,7 +119,7 @@ for release in $(json '" ".join(x["release"] for x in d["node"])'); do
     # One Node.js line per store keeps the matrix at 2 x 2 without running every pair: Node 24
     # with Valkey, Node 26 with Redis 8 and Valkey.
     [[ $release == "$node_main" && $name == redis ]] && continue
-    cell EXTRA "purger · Node.js $release · ${name^} ${store#*-} (Debian 13 image)" "purger:" \
+    cell EXTRA "purger · Node.js $release · ${name^} ${store#*-} (Debian 13 image)" "(purger:| *Tests )" \
       in_debian13 -v "$node:/opt/node:ro" -e PATH="/opt/node/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
       -e STORE_SERVER="$name-server" -e STORE_SENTINEL="$name-sentinel" -- scripts/suites/purger.sh
   done

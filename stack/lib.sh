@@ -17,7 +17,7 @@ DEMO_POSTS=${DEMO_POSTS:-300}
 WP_CRON_INTERVAL=${WP_CRON_INTERVAL:-30}
 VARNISH_EDGE_NAMESPACE=${VARNISH_EDGE_NAMESPACE:-wp1}
 VARNISH_EDGE_TTL=${VARNISH_EDGE_TTL:-86400}
-PURGER_REPURGE_DELAYS_MS=${PURGER_REPURGE_DELAYS_MS:-300,2000}
+PURGER_REPURGE_DELAYS_MS=${PURGER_REPURGE_DELAYS_MS-}
 VARNISH_STORAGE=${VARNISH_STORAGE:-malloc,256m}
 REDIS_MAXMEMORY=${REDIS_MAXMEMORY:-512mb}   # the purger's log and receipts; writes refused (not evicted) beyond
 WP_SOURCE=${WP_SOURCE:-/usr/share/wordpress}   # the WordPress tree make up copies (Debian's package)
@@ -161,17 +161,50 @@ stop_pid() {
 rand_b64() { head -c "$1" /dev/urandom | base64 | tr -d '\n'; }
 rand_token() { head -c "$1" /dev/urandom | base64 | tr -d '\n/+='; }
 
-# The secrets both stacks use (native secrets.env and compose .env), with their generators.
+# The secrets both stacks use, their generators and their rules: stack/settings.table, read when
+# needed (the compose images that only load their own secrets do not carry it).
+SETTINGS_TABLE=$STACK_REPO/stack/settings.table
+WP_KEYS=(AUTH_KEY SECURE_AUTH_KEY LOGGED_IN_KEY NONCE_KEY AUTH_SALT SECURE_AUTH_SALT LOGGED_IN_SALT NONCE_SALT)
+
+# settings_rows KIND: the table's rows of KIND (secret, setting, rule).
+settings_rows() {
+  [[ -r $SETTINGS_TABLE ]] || die "no $SETTINGS_TABLE"
+  awk -v kind="$1" '$1 !~ /^#/ && NF >= 6 && $2 == kind' "$SETTINGS_TABLE"
+}
+# settings_field NAME COLUMN: one field of NAME's row (3 NATIVE, 4 COMPOSE, 5 RULE, 6 READERS,
+# 7 the description).
+settings_field() {
+  [[ -r $SETTINGS_TABLE ]] || die "no $SETTINGS_TABLE"
+  awk -v name="$1" -v col="$2" '$1 == name && NF >= 6 {
+    if (col < 7) print $col; else { for (i = 1; i < 7; i++) $i = ""; sub(/^ +/, ""); print }
+    exit
+  }' "$SETTINGS_TABLE"
+}
+stack_secrets() { settings_rows secret | awk '{ print $1 }'; }
+
+# secret_value NAME: a fresh value from NAME's generator (WP_KEYS: WP_<key>='...' lines).
 secret_value() {
-  case $1 in
-    WEBHOOK_SECRET) echo "whsec_$(rand_b64 32)" ;;
-    OPERATOR_TOKEN) rand_token 32 ;;
-    ADMIN_PASSWORD) rand_token 18 ;;
-    *) rand_token 24 ;;
+  local gen k
+  gen=$(settings_field "$1" 3)
+  case $gen in
+    whsec) echo "whsec_$(rand_b64 32)" ;;
+    random[1-9]*) rand_token "${gen#random}" ;;
+    wpkeys) for k in "${WP_KEYS[@]}"; do echo "WP_$k='$(rand_b64 48)'"; done ;;
+    *) die "stack/settings.table: $1 has no generator ('$gen')" ;;
   esac
 }
-STACK_SECRETS=(DB_PASSWORD REDIS_PASSWORD WEBHOOK_SECRET OPERATOR_TOKEN ADMIN_PASSWORD VARNISH_PURGE_TOKEN)
-WP_KEYS=(AUTH_KEY SECURE_AUTH_KEY LOGGED_IN_KEY NONCE_KEY AUTH_SALT SECURE_AUTH_SALT LOGGED_IN_SALT NONCE_SALT)
+
+# value_problem NAME VALUE: says what is wrong with VALUE for NAME (its rule, matched after
+# trimming surrounding whitespace), or nothing when it fits. Never prints the value.
+value_problem() {
+  local LC_ALL=C rule regex value=$2
+  rule=$(settings_field "$1" 5)
+  [[ -n $rule && $rule != - ]] || return 0
+  regex=$(settings_field "$rule" 3)
+  value=${value#"${value%%[![:space:]]*}"}
+  value=${value%"${value##*[![:space:]]}"}
+  [[ $value =~ $regex ]] || echo "$1 must be $(settings_field "$rule" 7)"
+}
 
 # load_secrets: the secrets as variables, from $SECRETS_FILE (native), or with STACK_SECRETS_DIR
 # (the compose images) one file per secret named in lower case (db_password...), as Docker
@@ -179,13 +212,13 @@ WP_KEYS=(AUTH_KEY SECURE_AUTH_KEY LOGGED_IN_KEY NONCE_KEY AUTH_SALT SECURE_AUTH_
 # (stack/compose/secrets.sh). wp_keys holds WordPress's keys and salts (WP_AUTH_KEY=...).
 load_secrets() {
   if [[ -n ${STACK_SECRETS_DIR:-} ]]; then
-    local k f
-    for k in "${STACK_SECRETS[@]}"; do
-      f=$STACK_SECRETS_DIR/${k,,}
-      [[ -r $f ]] && printf -v "$k" '%s' "$(<"$f")"
+    local f name
+    for f in "$STACK_SECRETS_DIR"/*; do
+      name=${f##*/}
+      [[ -r $f && $name =~ ^[a-z][a-z0-9_]*$ ]] || continue
+      # shellcheck disable=SC1090
+      if [[ $name == wp_keys ]]; then source "$f"; else printf -v "${name^^}" '%s' "$(<"$f")"; fi
     done
-    # shellcheck disable=SC1091
-    [[ -r $STACK_SECRETS_DIR/wp_keys ]] && source "$STACK_SECRETS_DIR/wp_keys"
     return 0
   fi
   [[ -r $SECRETS_FILE ]] || die "no $SECRETS_FILE; run make up first"
@@ -207,14 +240,3 @@ SQL
 }
 
 php_fpm_bin() { printf '%s\n' /usr/sbin/php-fpm* | grep -E '/php-fpm[0-9.]*$' | sort -V | tail -1; }
-
-# free_ports N: prints N distinct free loopback TCP ports (for tests).
-free_ports() {
-  python3 - "$1" <<'PY'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-}

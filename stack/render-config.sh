@@ -144,16 +144,16 @@ CONF
 own "$REDIS_OS_USER" 600 "$CONF_DIR/redis.conf"
 }
 
-# Varnish: the stack's own entry VCL (stack/native-vcl.sh): this stack's nginx as the origin,
-# with default.vcl's probe and unprobed twin, the purge ACL on loopback and the purger's token
-# read from this stack's file (readable by varnishd's users only); it includes
+# Varnish: the stack's own entry VCL, rendered from vcl/entry.vcl.in (vcl/render-entry.sh): this
+# stack's nginx as the origin, with its probe and unprobed twin, the purge ACL on loopback and the
+# purger's token read from this stack's file (readable by varnishd's users only); it includes
 # microcache/sick-origin.vcl and microcache.vcl through vcl_path=<repo>/vcl.
 render_varnish() {
 printf '%s\n' "$VARNISH_PURGE_TOKEN" >"$CONF_DIR/varnish_purge_token"
 ((STACK_ROOT)) && chgrp varnish "$CONF_DIR/varnish_purge_token"
 chmod 640 "$CONF_DIR/varnish_purge_token"
-"$STACK_REPO/stack/native-vcl.sh" 127.0.0.1 "$WEB_PORT" "$CONF_DIR/varnish_purge_token" >"$CONF_DIR/stack.vcl" \
-  || die "cannot write $CONF_DIR/stack.vcl"
+"$STACK_REPO/vcl/render-entry.sh" --backend "127.0.0.1:$WEB_PORT" --token-file "$CONF_DIR/varnish_purge_token" \
+  >"$CONF_DIR/stack.vcl" || die "cannot write $CONF_DIR/stack.vcl"
 chmod 644 "$CONF_DIR/stack.vcl"
 }
 

@@ -15,18 +15,15 @@
 #                          the CAs this machine adds (/usr/local/share/ca-certificates) go in as
 #                          LOCAL_CA, for Dockerfiles that fetch over HTTPS
 
+source stack/lib.sh   # wait_until
+
 docker_ready() {
   docker info >/dev/null 2>&1 && return 0
   command -v dockerd >/dev/null || { echo "docker: no engine and no dockerd (scripts/install-deps.sh installs docker.io)" >&2; return 1; }
   local log=/var/log/dockerd.log
   echo "docker: starting dockerd (log $log)"
   (setsid dockerd >>"$log" 2>&1 &)
-  local _
-  for _ in $(seq 1 60); do
-    docker info >/dev/null 2>&1 && return 0
-    sleep 1
-  done
-  echo "docker: dockerd did not answer within 60 s:" >&2
+  wait_until 60 "dockerd to answer" docker info && return 0
   tail -n 20 "$log" >&2
   return 1
 }

@@ -2,6 +2,8 @@
 # The native stack for a test or a benchmark: one way, for every suite that needs one (e2e,
 # reliability, k6, bench). Sourced from the repository root, never run.
 #
+#   free_ports N             N distinct free loopback TCP ports, space-separated (bin/free-port.mjs,
+#                            the picker every suite uses)
 #   temp_stack_up NAME       stack/up.sh on free loopback ports in a new /tmp/NAME-stack.XXXXXX;
 #                            exports STACK_DIR and the ports, sources stack/lib.sh for its
 #                            helpers; DEMO_POSTS and the other stack settings pass through.
@@ -14,13 +16,14 @@
 #                            a caller added there, such as bench's microcaches) and removes it;
 #                            with keep-logs, prints the tail of each log first.
 
+free_ports() { node "$(dirname "${BASH_SOURCE[0]}")/bin/free-port.mjs" "$@"; }
+
 temp_stack_up() {
-  source stack/lib.sh   # for free_ports
   read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
   STACK_DIR=$(mktemp -d "/tmp/$1-stack.XXXXXX")
   export STACK_DIR VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT STACK_REPO
   export SITE_HOST=localhost:$VARNISH_PORT STACK_SKIP_DEPS=1
-  source stack/lib.sh   # again: paths and defaults follow the settings above
+  source stack/lib.sh   # after the settings above: its paths and defaults follow them
   echo "$1: stack in $STACK_DIR (varnish $VARNISH_PORT, nginx $WEB_PORT, purger $PURGER_PORT, redis $REDIS_PORT)"
   local start=$SECONDS
   stack/up.sh >"$STACK_DIR/up.log" 2>&1 || { tail -n 30 "$STACK_DIR/up.log"; echo "$1: the stack did not start"; return 1; }

@@ -1,17 +1,20 @@
+# Generated from vcl/entry.vcl.in (edit the template, not this file) by:
+#   vcl/render-entry.sh --backend wordpress:8081 --token-file /run/secrets/varnish_purge_token --purgers "127.0.0.1 ::1 172.28.0.0/16"
 #
-# default.vcl: the deployable entry point (docker-compose.yml). It names the
-# origin, who may invalidate and where the purger's token is, then includes
-# the caching logic. Start varnishd with
-#   -f /etc/varnish/default.vcl -p vcl_path=/etc/varnish   (this folder)
-# To change TTLs or grace, shadow microcache/policy.vcl (README.md); to run
-# elsewhere, write an entry like this one (README.md, "Entry VCL").
+# The entry VCL: it names the origin, who may invalidate and where the
+# purger's token is, then includes the caching logic. Start varnishd with
+#   -f <this file> -p vcl_path=<the vcl/ folder>
+# To change TTLs or grace, shadow microcache/policy.vcl (README.md). Every
+# entry in this repository (default.vcl for docker compose, the native stack's,
+# the tests' and make bench's) is rendered from vcl/entry.vcl.in by
+# vcl/render-entry.sh; to run elsewhere, render one with your values.
 #
 vcl 4.1;
 
 import std;
 import var;
 
-# The WordPress origin: the docker-compose service "wordpress" (nginx on 8081).
+# The WordPress origin.
 backend default {
     .host = "wordpress";
     .port = "8081";
@@ -49,10 +52,9 @@ backend default_unprobed {
 }
 
 # Hosts allowed to PURGE / PURGEKEYS / BAN (with the token below) and to see
-# debug headers. 172.28.0.0/16 is the internal network docker-compose.yml
-# pins; change it to where your purger runs. Never list public ranges.
+# debug headers: loopback and where your purger runs (docker compose: the
+# internal network docker-compose.yml pins). Never list public ranges.
 acl purgers {
-    "localhost";
     "127.0.0.1";
     "::1";
     "172.28.0.0"/16;
@@ -61,12 +63,15 @@ acl purgers {
 # PURGE / PURGEKEYS / BAN also need the purger's shared secret as X-Purge-Token
 # (its VARNISH_PURGE_TOKEN): an address in the ACL alone is not enough, since
 # anything relaying traffic from that network would turn its clients into
-# purgers. docker compose mounts the secret; without a usable file Varnish
-# refuses to load this VCL instead of running unprotected. std.fileread reads
-# it once per VCL; only invalidation requests look it up.
+# purgers. Without a usable token in the file (microcache/purge-token.vcl says
+# what is usable) Varnish refuses to load this VCL instead of running
+# unprotected. std.fileread reads it once per VCL; only invalidation requests
+# look it up.
 sub vcl_init {
-    if (std.fileread("/run/secrets/varnish_purge_token") !~ "[!-~]{16}") {
-        return (fail("default.vcl: /run/secrets/varnish_purge_token is missing or has no 16-character token (the purger's VARNISH_PURGE_TOKEN)"));
+    var.set("mc_purge_token", std.fileread("/run/secrets/varnish_purge_token"));
+    call mc_purge_token_parse;
+    if (var.get("mc_purge_token_unusable")) {
+        return (fail("entry VCL: /run/secrets/varnish_purge_token is missing or holds no usable purge token (16 or more visible ASCII characters without spaces: the purger's VARNISH_PURGE_TOKEN)"));
     }
 }
 

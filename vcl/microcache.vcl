@@ -32,6 +32,7 @@ include "./microcache/guard.vcl";       # x-mc-* from clients, unknown methods
 include "./microcache/normalize.vcl";   # host, URL, cookies, Vary
 include "./microcache/trust.vcl";       # acl purgers, directly
 include "./microcache/health.vcl";      # /varnish-health
+include "./microcache/purge-token.vcl"; # what a usable X-Purge-Token is
 include "./microcache/invalidate.vcl";  # PURGE, PURGEKEYS, BAN
 include "./microcache/forwarded.vcl";   # X-Forwarded-Proto and friends
 include "./microcache/bypass.vcl";      # personal traffic

@@ -9,11 +9,15 @@ import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { REPO_ROOT, freePort, waitFor } from '../test/support/processes.js';
-import { READ_AUTH, SITE, Stack, signedHeaders } from '../test/support/stack.js';
-import { DEFAULT_REPURGE_DELAYS_MS } from '../src/config.js';
-import { compareIds } from '../src/stream-log.js';
+import { eventMix, type TestEvent } from '../../testkit/events.mjs';
+import { freePort } from '../../testkit/ports.mjs';
+import { REPO_ROOT } from '../../testkit/process.mjs';
+import { until } from '../../testkit/wait.mjs';
+import { PurgerStack, READ_AUTH, SITE, signedHeaders } from '../../testkit/purger-stack.mjs';
+import { DEFAULT_REPURGE_DELAYS_MS } from '../src/config/load.js';
+import { compareIds } from '../src/store/stream-log.js';
 import { fanout, type FanoutResult } from './fanout.js';
+import { receiptTimes } from './receipt-times.js';
 
 const SUSTAINED_S = Number(process.env.BENCH_SUSTAINED_S ?? 10);
 const PACED_S = Number(process.env.BENCH_PACED_S ?? 10);
@@ -21,24 +25,14 @@ const BATCH = 50; // events per webhook request
 const CONCURRENCY = 16;
 const RACES = Number(process.env.BENCH_RACES ?? 20);
 /** the purger's repeat schedule in this run (BENCH_REPURGE_DELAYS_MS overrides the default) */
-const REPURGE_DELAYS = (process.env.BENCH_REPURGE_DELAYS_MS ?? DEFAULT_REPURGE_DELAYS_MS.join(',')).split(',').map(Number);
+const REPURGE_DELAYS = (process.env.BENCH_REPURGE_DELAYS_MS ?? DEFAULT_REPURGE_DELAYS_MS.join(',')).split(',').filter((d) => d !== '' && d !== '0').map(Number);
 const LAST_REPEAT_MS = Math.max(0, ...REPURGE_DELAYS);
 /** fan-out phase: node counts (BENCH_FANOUT_NODES=1,3,10; empty = skip) and its shorter phases */
 const FANOUT_NODES = (process.env.BENCH_FANOUT_NODES ?? '1,3,10').split(',').filter((x) => x.trim() !== '').map(Number);
 const FANOUT_SUSTAINED_S = Number(process.env.BENCH_FANOUT_SUSTAINED_S ?? 5);
 const FANOUT_PACED_S = Number(process.env.BENCH_FANOUT_PACED_S ?? 5);
 
-let seq = 0;
-function makeEvents(n: number, tag: string): unknown[] {
-  const now = new Date().toISOString();
-  return Array.from({ length: n }, () => {
-    const i = seq++;
-    // Mostly tag events, as the plugin sends them; every fifth an exact-URL event.
-    return i % 5 === 0
-      ? { id: `b-${tag}-${i}`, kind: 'urls', urls: [`http://${SITE}/post-${i % 5000}/`], soft: false, reason: 'bench', time: now }
-      : { id: `b-${tag}-${i}`, kind: 'tags', tags: [`p-post-${i % 5000}`, `wp1-t-${i % 50}`], soft: false, reason: 'bench', time: now };
-  });
-}
+const makeEvents = (n: number, tag: string): TestEvent[] => eventMix(SITE, n, `b-${tag}`);
 
 function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return NaN;
@@ -51,7 +45,7 @@ function rssMb(pid: number): number {
 }
 
 async function main(): Promise<void> {
-  const stack = await Stack.start({ nodes: 2, appendfsync: 'everysec' });
+  const stack = await PurgerStack.start({ nodes: 2, appendfsync: 'everysec' });
   const port = await freePort();
   const proc = stack.spawn({ ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...(process.env.BENCH_ROLE ? { PURGER_ROLE: process.env.BENCH_ROLE } : {}), ...(process.env.BENCH_REPURGE_DELAYS_MS ? { PURGER_REPURGE_DELAYS_MS: process.env.BENCH_REPURGE_DELAYS_MS } : {}), PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'warn', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_POLL_MS: '1000', PURGER_RETRY_BASE_MS: '200', PURGER_RETRY_MAX_MS: '5000', PURGER_NODE_TIMEOUT_MS: '5000' });
   const base = `http://127.0.0.1:${port}`;
@@ -87,7 +81,7 @@ async function main(): Promise<void> {
   };
   const allApplied = async (timeoutMs: number): Promise<number> => {
     const last = (await redis.xrevrange('purger:log', '+', '-', 'COUNT', 1))[0]![0];
-    await waitFor('every node applied the whole log', async () => {
+    await until('every node applied the whole log', async () => {
       for (const v of stack.varnishes) {
         if (compareIds((await redis.hget(`purger:node:${v.node}`, 'cursor')) ?? '0-0', last) < 0) return false;
       }
@@ -98,7 +92,7 @@ async function main(): Promise<void> {
   /** waits until every repeat lane of every node has passed the end of the log */
   const allRepeated = async (timeoutMs: number): Promise<void> => {
     const last = (await redis.xrevrange('purger:log', '+', '-', 'COUNT', 1))[0]![0];
-    await waitFor('every repeat lane passed the whole log', async () => {
+    await until('every repeat lane passed the whole log', async () => {
       for (const v of stack.varnishes) {
         for (const d of REPURGE_DELAYS) {
           if (compareIds((await redis.hget(`purger:node:${v.node}`, `repurge:${d}`)) ?? '0-0', last) < 0) return false;
@@ -108,23 +102,22 @@ async function main(): Promise<void> {
     }, timeoutMs, 20);
   };
   const latencies = async (ids: string[]): Promise<number[]> => {
-    const out: number[] = [];
-    for (let i = 0; i < ids.length; i += 1000) {
-      const p = redis.pipeline();
-      for (const id of ids.slice(i, i + 1000)) p.hgetall(`purger:evt:${SITE}/${id}`);
-      for (const [, h] of (await p.exec()) ?? []) {
-        const r = h as Record<string, string>;
-        const acceptedAt = (JSON.parse(r.m ?? r.e!) as { acceptedAt: number }).acceptedAt;
-        const applied = stack.varnishes.map((v) => Date.parse((JSON.parse(r[`n:${v.node}`] ?? '{"t":"NaN"}') as { t: string }).t));
-        out.push(Math.max(...applied) - acceptedAt);
-      }
-    }
-    return out.sort((a, b) => a - b);
+    const times = await receiptTimes(redis, SITE, ids, stack.varnishes.map((v) => v.node));
+    return times.map((e) => Math.max(...e.applied) - e.acceptedAt).sort((a, b) => a - b);
   };
 
   let closed = false;
+  const close = async (): Promise<void> => {
+    closed = true;
+    clearInterval(rssTimer);
+    redis.disconnect();
+    await pool.close();
+    proc.kill('SIGTERM');
+    await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 10_000))]);
+    await stack.close();
+  };
   try {
-    await waitFor('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);
+    await until('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);
     // Warm a realistic cache: pages tagged like the events.
     for (const v of stack.varnishes) for (let i = 0; i < 200; i++) await v.get(SITE, `/post-${i}/`);
     await post(makeEvents(BATCH, 'warmup'));
@@ -134,9 +127,9 @@ async function main(): Promise<void> {
     const before1 = await requestsSent();
     const t0 = Date.now();
     let sent = 0;
-    const until = t0 + SUSTAINED_S * 1000;
+    const stopAt = t0 + SUSTAINED_S * 1000;
     await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (Date.now() < until) {
+      while (Date.now() < stopAt) {
         const n = await post(makeEvents(BATCH, 's')); // (not `sent += await …`: that loses updates)
         sent += n;
       }
@@ -161,7 +154,7 @@ async function main(): Promise<void> {
     const pacedStart = Date.now();
     const inflight: Promise<number>[] = [];
     for (let tick = 0; Date.now() - pacedStart < PACED_S * 1000; tick++) {
-      const events = makeEvents(10, 'p') as { id: string }[];
+      const events = makeEvents(10, 'p');
       pacedIds.push(...events.map((e) => e.id));
       inflight.push(post(events));
       const next = pacedStart + (tick + 1) * 20;
@@ -209,22 +202,16 @@ async function main(): Promise<void> {
       stack.origin.slowOnce(path, 200);
       let done = false;
       const inflight = v.get(SITE, path).then(() => (done = true));
-      await waitFor('origin got the request', () => stack.origin.hits.get(path) === 1, 5000, 1);
+      await until('origin got the request', () => stack.origin.hits.get(path) === 1, 5000, 1);
       stack.origin.edit(path);
       const edited = Date.now();
       const id = `race-${i}-${Date.now()}`;
       await post([{ id, kind: 'urls', urls: [`http://${SITE}${path}`], soft: false, reason: 'bench race', time: new Date().toISOString() }]);
-      await waitFor('purge applied', async () => (await redis.hget(`purger:evt:${SITE}/${id}`, `n:${v.node}`)) !== null, 10_000, 2);
+      await until('purge applied', async () => (await redis.hget(`purger:evt:${SITE}/${id}`, `n:${v.node}`)) !== null, 10_000, 2);
       const purgedDuringFetch = !done;
       await inflight;
       const oldPageKept = purgedDuringFetch && (await v.get(SITE, path)).body === `${path} v1\n`;
-      let fresh = NaN;
-      await waitFor('fresh', async () => {
-        const t = Date.now();
-        if ((await v.get(SITE, path)).body !== `${path} v2\n`) return false;
-        fresh = t - edited;
-        return true;
-      }, 30_000, 10);
+      const fresh = await v.freshAfter(SITE, path, `${path} v2\n`, edited);
       races.push({ purged_during_fetch: purgedDuringFetch, old_page_kept: oldPageKept, fresh_ms: fresh });
     }
     const raced = races.filter((r) => r.purged_during_fetch).map((r) => r.fresh_ms).sort((a, b) => a - b);
@@ -238,13 +225,7 @@ async function main(): Promise<void> {
     console.log('race', race);
 
     // 5. Fan-out to 1, 3 and 10 nodes, each with its own stack (the 2-node stack stops first).
-    clearInterval(rssTimer);
-    redis.disconnect();
-    await pool.close();
-    proc.kill('SIGTERM');
-    await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 10_000))]);
-    await stack.close();
-    closed = true;
+    await close();
     const fan: Record<string, FanoutResult> = {};
     for (const n of FANOUT_NODES) {
       fan[String(n)] = await fanout(n, { sustainedS: FANOUT_SUSTAINED_S, pacedS: FANOUT_PACED_S });
@@ -277,14 +258,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(results, null, 2));
     console.log('written to .results/purger/results.json (make publish-results copies it to purger/bench/results.json)');
   } finally {
-    if (!closed) {
-      clearInterval(rssTimer);
-      redis.disconnect();
-      await pool.close();
-      proc.kill('SIGTERM');
-      await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 10_000))]);
-      await stack.close();
-    }
+    if (!closed) await close();
   }
 }
 

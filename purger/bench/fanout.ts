@@ -6,9 +6,12 @@
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { freePort, waitFor } from '../test/support/processes.js';
-import { READ_AUTH, SITE, Stack, signedHeaders } from '../test/support/stack.js';
-import { compareIds } from '../src/stream-log.js';
+import { eventMix, type TestEvent } from '../../testkit/events.mjs';
+import { freePort } from '../../testkit/ports.mjs';
+import { until } from '../../testkit/wait.mjs';
+import { PurgerStack, READ_AUTH, SITE, signedHeaders } from '../../testkit/purger-stack.mjs';
+import { receiptTimes } from './receipt-times.js';
+import { compareIds } from '../src/store/stream-log.js';
 
 export interface FanoutResult {
   nodes: number;
@@ -25,20 +28,11 @@ function quantile(sorted: number[], q: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-let seq = 0;
-function makeEvents(n: number, tag: string): { id: string }[] {
-  const now = new Date().toISOString();
-  return Array.from({ length: n }, () => {
-    const i = seq++;
-    return i % 5 === 0
-      ? { id: `f-${tag}-${i}`, kind: 'urls', urls: [`http://${SITE}/post-${i % 5000}/`], soft: false, reason: 'bench', time: now }
-      : { id: `f-${tag}-${i}`, kind: 'tags', tags: [`p-post-${i % 5000}`, `wp1-t-${i % 50}`], soft: false, reason: 'bench', time: now };
-  });
-}
+const makeEvents = (n: number, tag: string): TestEvent[] => eventMix(SITE, n, `f-${tag}`);
 
 export async function fanout(nodes: number, opts: { sustainedS: number; pacedS: number }): Promise<FanoutResult> {
   const load0 = loadavg()[0]!;
-  const stack = await Stack.start({ nodes, appendfsync: 'everysec', storageMb: 16 });
+  const stack = await PurgerStack.start({ nodes, appendfsync: 'everysec', storageMb: 16 });
   const port = await freePort();
   const proc = stack.spawn({ PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'warn', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_POLL_MS: '1000', PURGER_RETRY_BASE_MS: '200', PURGER_RETRY_MAX_MS: '5000', PURGER_NODE_TIMEOUT_MS: '5000' });
   const base = `http://127.0.0.1:${port}`;
@@ -53,7 +47,7 @@ export async function fanout(nodes: number, opts: { sustainedS: number; pacedS: 
   const lastId = async (): Promise<string> => (await redis.xrevrange('purger:log', '+', '-', 'COUNT', 1))[0]![0];
   const applied = async (on = stack.varnishes, timeoutMs = 120_000): Promise<void> => {
     const last = await lastId();
-    await waitFor('nodes applied the whole log', async () => {
+    await until('nodes applied the whole log', async () => {
       const p = redis.pipeline();
       for (const v of on) p.hget(`purger:node:${v.node}`, 'cursor');
       const res = (await p.exec()) ?? [];
@@ -62,22 +56,9 @@ export async function fanout(nodes: number, opts: { sustainedS: number; pacedS: 
   };
   /** per node, the latest applied time (ms) among these events' receipts; and per event, accepted→applied on all */
   const receipts = async (ids: string[]): Promise<{ perNodeLast: number[]; latencies: number[] }> => {
-    const perNodeLast = stack.varnishes.map(() => 0);
-    const latencies: number[] = [];
-    for (let i = 0; i < ids.length; i += 1000) {
-      const p = redis.pipeline();
-      for (const id of ids.slice(i, i + 1000)) p.hgetall(`purger:evt:${SITE}/${id}`);
-      for (const [, h] of (await p.exec()) ?? []) {
-        const r = h as Record<string, string>;
-        const acceptedAt = (JSON.parse(r.m!) as { acceptedAt: number }).acceptedAt;
-        const at = stack.varnishes.map((v) => Date.parse((JSON.parse(r[`n:${v.node}`] ?? '{"t":"NaN"}') as { t: string }).t));
-        at.forEach((t, n) => {
-          perNodeLast[n] = Math.max(perNodeLast[n]!, t);
-        });
-        latencies.push(Math.max(...at) - acceptedAt);
-      }
-    }
-    return { perNodeLast, latencies: latencies.sort((a, b) => a - b) };
+    const times = await receiptTimes(redis, SITE, ids, stack.varnishes.map((v) => v.node));
+    const perNodeLast = stack.varnishes.map((_, n) => Math.max(0, ...times.map((e) => e.applied[n]!)));
+    return { perNodeLast, latencies: times.map((e) => Math.max(...e.applied) - e.acceptedAt).sort((a, b) => a - b) };
   };
   const requestsPerNode = async (): Promise<number[]> => {
     const text = await (await fetch(`${base}/metrics`, { headers: READ_AUTH })).text();
@@ -96,7 +77,7 @@ export async function fanout(nodes: number, opts: { sustainedS: number; pacedS: 
   const quiet = (): Promise<void> => new Promise((r) => setTimeout(r, 2500)); // the repeats of the previous phase pass
 
   try {
-    await waitFor('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);
+    await until('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);
     for (const v of stack.varnishes) for (let i = 0; i < 50; i++) await v.get(SITE, `/post-${i}/`);
     await post(makeEvents(BATCH, 'warmup'));
     await applied();
@@ -135,9 +116,9 @@ export async function fanout(nodes: number, opts: { sustainedS: number; pacedS: 
     // 3. Sustained: 16 webhooks of 50 events in flight for sustainedS.
     const t0 = Date.now();
     let sent = 0;
-    const until = t0 + opts.sustainedS * 1000;
+    const stopAt = t0 + opts.sustainedS * 1000;
     await Promise.all(Array.from({ length: 16 }, async () => {
-      while (Date.now() < until) {
+      while (Date.now() < stopAt) {
         await post(makeEvents(BATCH, 's'));
         sent += BATCH;
       }

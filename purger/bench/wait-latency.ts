@@ -7,8 +7,12 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { REPO_ROOT, RedisServer, freePort, waitFor } from '../test/support/processes.js';
-import { SITE, Stack, signedHeaders, tagEvent } from '../test/support/stack.js';
+import { freePort } from '../../testkit/ports.mjs';
+import { REPO_ROOT } from '../../testkit/process.mjs';
+import { RedisServer } from '../../testkit/redis.mjs';
+import { until } from '../../testkit/wait.mjs';
+import { tagEvent } from '../../testkit/events.mjs';
+import { PurgerStack, SITE, signedHeaders } from '../../testkit/purger-stack.mjs';
 
 const REQUESTS = Number(process.env.BENCH_WAIT_REQUESTS ?? 2000);
 
@@ -16,13 +20,13 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-async function measure(stack: Stack, minReplicas: number, concurrency: number, perWebhook: number): Promise<{ p50_ms: number; p99_ms: number }> {
+async function measure(stack: PurgerStack, minReplicas: number, concurrency: number, perWebhook: number): Promise<{ p50_ms: number; p99_ms: number }> {
   const port = await freePort();
   const proc = stack.spawn({ PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'warn', PURGER_REDIS_MIN_REPLICAS: String(minReplicas), PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_POLL_MS: '1000' });
   const base = `http://127.0.0.1:${port}`;
   const pool = new Pool(base, { connections: concurrency });
   try {
-    await waitFor('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);
+    await until('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);
     const times: number[] = [];
     let i = 0;
     const total = REQUESTS + 100; // the first 100 warm up
@@ -47,11 +51,11 @@ async function measure(stack: Stack, minReplicas: number, concurrency: number, p
 }
 
 async function main(): Promise<void> {
-  const stack = await Stack.start({ nodes: 1, appendfsync: 'everysec' });
+  const stack = await PurgerStack.start({ nodes: 1, appendfsync: 'everysec' });
   const replica = await RedisServer.start('everysec', { replicaOf: stack.redis.port });
   const r = new Redis(stack.redis.url);
   try {
-    await waitFor('replica online', async () => /slave0:.*state=online/.test(await r.info('replication')), 20_000, 100);
+    await until('replica online', async () => /slave0:.*state=online/.test(await r.info('replication')), 20_000, 100);
     const out: Record<string, unknown> = { date: new Date().toISOString(), cores: cpus().length, loadavg_before: loadavg().map((x) => +x.toFixed(2)), requests_per_case: REQUESTS };
     for (const [concurrency, perWebhook] of [[1, 1], [1, 50], [16, 50]] as const) {
       const key = `concurrency_${concurrency}_events_${perWebhook}`;

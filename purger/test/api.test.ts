@@ -1,7 +1,7 @@
 // The HTTP API against a real redis-server (ingest role; no Varnish needed here).
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from './support/processes.js';
+import { until } from '../../testkit/wait.mjs';
 import { READ_AUTH, SITE, Stack, TEST_READ_TOKEN, TEST_TOKEN, eventId, signedHeaders, tagEvent, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
 
@@ -204,7 +204,7 @@ describe('durable storage and duplicates', () => {
     expect((await inject({ site: SITE, events: [kept] })).statusCode).toBe(202);
     await stack.redis.kill();
     const lost = urlEvent(['/while-down/']);
-    const down = await waitFor('503', async () => {
+    const down = await until('503', async () => {
       const r = await inject({ site: SITE, events: [lost] });
       return r.statusCode === 503 ? r : undefined;
     });
@@ -212,7 +212,7 @@ describe('durable storage and duplicates', () => {
     const notReady = await svc.app.inject({ method: 'GET', url: '/readyz' });
     expect(notReady.statusCode).toBe(503);
     await stack.redis.start();
-    const again = await waitFor('202 after Redis restart', async () => {
+    const again = await until('202 after Redis restart', async () => {
       const r = await inject({ site: SITE, events: [lost] });
       return r.statusCode === 202 ? r : undefined;
     });
@@ -256,7 +256,7 @@ describe('operator, receipts, health, OpenAPI, metrics', () => {
 
   it('serves health, readiness, OpenAPI and metrics', async () => {
     expect((await svc.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
-    const ready = await waitFor('ready', async () => {
+    const ready = await until('ready', async () => {
       const r = await svc.app.inject({ method: 'GET', url: '/readyz' });
       return r.statusCode === 200 ? r : undefined;
     });
@@ -270,7 +270,7 @@ describe('operator, receipts, health, OpenAPI, metrics', () => {
   });
 });
 
-describe('read access (issue 13 item 10): receipts, metrics and the API document need a token', () => {
+describe('read access: receipts, metrics and the API document need a token', () => {
   const reads = ['/v1/events/nope-123', '/v1/events/a%20b', '/metrics', '/openapi.json'];
 
   it.each(reads)('%s: 401 without a token or with a wrong one, saying what to send', async (url) => {

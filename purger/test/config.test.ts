@@ -2,16 +2,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { toStoredEvent } from '../src/event-model.js';
-import { normalizeSite, urlToPath } from '../src/normalize.js';
+import { ConfigError, loadConfig } from '../src/config/load.js';
+import { Settings } from '../src/config/settings.js';
+import { toStoredEvent } from '../src/ingest/event-model.js';
+import { normalizeSite, urlToPath } from '../src/ingest/normalize.js';
 
 const SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 
 describe('loadConfig', () => {
   it('applies defaults', () => {
     const c = loadConfig({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_SITES: 'Example.com:443,localhost:8080', VARNISH_NODES: '127.0.0.1:6081' });
-    expect(c).toMatchObject({ role: 'all', host: '127.0.0.1', port: 8090, redisUrl: 'redis://127.0.0.1:6379', repurgeDelaysMs: [300, 2000] });
+    expect(c).toMatchObject({ role: 'all', host: '127.0.0.1', port: 8090, redisUrl: 'redis://127.0.0.1:6379', repurgeDelaysMs: [] });
     expect(c.sites).toEqual(['example.com', 'localhost:8080']);
     expect(c.varnishNodes).toEqual([{ host: '127.0.0.1', port: 6081 }]);
   });
@@ -56,6 +57,38 @@ describe('loadConfig', () => {
     expect(problems({ PURGER_WEBHOOK_SECRETS_FILE: join(dir, 'bad') })).not.toContain('secretvalue');
     expect(problems({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_WEBHOOK_SECRETS_FILE: join(dir, 'secrets') })).toContain('PURGER_WEBHOOK_SECRETS and PURGER_WEBHOOK_SECRETS_FILE: set one, not both');
     expect(problems({ PURGER_WEBHOOK_SECRETS: SECRET, PURGER_OPERATOR_TOKEN_FILE: join(dir, 'none') })).toMatch(/PURGER_OPERATOR_TOKEN_FILE=".*none": cannot read it \(ENOENT\)/);
+  });
+
+  it('takes every secret as NAME_FILE too, the file trimmed, and refuses both at once', () => {
+    const secrets = Object.entries(Settings.properties).filter(([, s]) => (s as { secret?: boolean }).secret).map(([name]) => name);
+    expect(secrets.sort()).toEqual(['PURGER_OPERATOR_TOKEN', 'PURGER_READ_TOKEN', 'PURGER_WEBHOOK_SECRETS', 'REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD', 'VARNISH_PURGE_TOKEN']);
+    const dir = mkdtempSync(join(tmpdir(), 'purger-secret-files-'));
+    const file = (name: string, value: string): string => {
+      writeFileSync(join(dir, name), `  ${value} \n\n`);
+      return join(dir, name);
+    };
+    const token = 'a-token-of-more-than-16-chars';
+    const c = loadConfig({
+      PURGER_SITES: 'a.test', VARNISH_NODES: 'v:80', REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_MASTER: 'm',
+      PURGER_WEBHOOK_SECRETS_FILE: file('w', SECRET), PURGER_OPERATOR_TOKEN_FILE: file('o', token), PURGER_READ_TOKEN_FILE: file('r', token),
+      VARNISH_PURGE_TOKEN_FILE: file('v', token), REDIS_PASSWORD_FILE: file('p', 'pw'), REDIS_SENTINEL_PASSWORD_FILE: file('sp', 'spw'),
+    });
+    expect([c.operatorToken, c.readToken, c.varnishPurgeToken, c.redisPassword, c.redisSentinel?.password]).toEqual([token, token, token, 'pw', 'spw']);
+    expect(c.webhookSecrets).toHaveLength(1);
+    for (const name of secrets) {
+      expect(() => loadConfig({ PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80', [name]: 'x', [`${name}_FILE`]: file('x', 'x') })).toThrow(`${name} and ${name}_FILE: set one, not both`);
+    }
+  });
+
+  it("checks VARNISH_PURGE_TOKEN by the shipped VCL's rule: printable ASCII without spaces, at least 16, trimmed", () => {
+    const base = { PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' };
+    expect(loadConfig({ ...base, VARNISH_PURGE_TOKEN: ` ${'x'.repeat(600)} ` }).varnishPurgeToken).toBe('x'.repeat(600));
+    expect(() => loadConfig({ ...base, VARNISH_PURGE_TOKEN: 'x'.repeat(15) })).toThrow(/VARNISH_PURGE_TOKEN: must be/);
+    expect(() => loadConfig({ ...base, VARNISH_PURGE_TOKEN: 'sixteen chars and spaces' })).toThrow(/VARNISH_PURGE_TOKEN: must be/);
+  });
+
+  it('repeats nothing by default (the shipped VCL closes the in-flight race)', () => {
+    expect(loadConfig({ PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' }).repurgeDelaysMs).toEqual([]);
   });
 
   it('reads the repeat schedule', () => {

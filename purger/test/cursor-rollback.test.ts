@@ -3,28 +3,19 @@
 // worker's cursor in memory is ahead. The worker must notice (its commit is conditional on the
 // cursor it read from), re-read from Redis's cursor and record those events, not leave them
 // looking skipped.
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { waitFor } from './support/processes.js';
-import { SITE, Stack, postEvents, urlEvent } from './support/stack.js';
-import { appliedEverywhere, receipt } from './helpers.js';
+import type { Redis } from 'ioredis';
+import { expect, it } from 'vitest';
+import { until } from '../../testkit/wait.mjs';
+import { SITE, type Stack, postEvents, urlEvent } from './support/stack.js';
+import { appliedEverywhere, receipt, stackPerFile } from './helpers.js';
 
 let stack: Stack;
 let redis: Redis;
-
-beforeAll(async () => {
-  stack = await Stack.start({ nodes: 1 });
-  redis = new Redis(stack.redis.url);
-});
-
-afterAll(async () => {
-  redis.disconnect();
-  await stack.close();
-});
+stackPerFile({ nodes: 1 }, (s, r) => ([stack, redis] = [s, r]));
 
 it('re-applies and records the events whose commits Redis lost, when its cursor went back', async () => {
   const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0', PURGER_POLL_MS: '200' });
-  await waitFor('node', () => svc.worker!.nodeCount === 1);
+  await until('node', () => svc.worker!.nodeCount === 1);
   const node = stack.varnishes[0]!.node;
   const key = `purger:node:${node}`;
   const first = urlEvent(['/rollback/0/']);

@@ -1,22 +1,13 @@
 // Webhook → Redis → worker → two real varnishd nodes running vcl/microcache.vcl.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from './support/processes.js';
-import { SITE, Stack, eventId, postEvents, tagEvent, urlEvent } from './support/stack.js';
+import { describe, expect, it } from 'vitest';
+import { until } from '../../testkit/wait.mjs';
+import { SITE, type Stack, eventId, postEvents, tagEvent, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
-import { appliedEverywhere, counter, expectNotCached, warm } from './helpers.js';
+import { appliedEverywhere, counter, expectNotCached, servicePerFile, warm } from './helpers.js';
 
 let stack: Stack;
 let svc: Service;
-
-beforeAll(async () => {
-  stack = await Stack.start({ nodes: 2 });
-  svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '300,1500' });
-  await waitFor('worker knows both nodes', () => svc.worker!.nodeCount === 2);
-});
-
-afterAll(async () => {
-  await stack.close();
-});
+servicePerFile({ nodes: 2 }, { PURGER_REPURGE_DELAYS_MS: '300,1500' }, (s, v) => ([stack, svc] = [s, v]));
 
 describe('invalidation reaches every node and really removes objects', () => {
   it('purges a URL on both nodes; the next request fetches the edited page', async () => {
@@ -74,7 +65,7 @@ describe('invalidation reaches every node and really removes objects', () => {
     await postEvents(svc.url, { site: SITE, events: [e] });
     await appliedEverywhere(svc, e.id, 2);
     for (const v of stack.varnishes) {
-      await waitFor('refreshed copy', async () => (await v.get(SITE, '/soft/')).body === '/soft/ v2\n');
+      await until('refreshed copy', async () => (await v.get(SITE, '/soft/')).body === '/soft/ v2\n');
     }
   });
 
@@ -89,7 +80,7 @@ describe('invalidation reaches every node and really removes objects', () => {
     stack.origin.edit('/race/');
     // No other event names the page: only the delayed repeats can remove it.
     for (const v of stack.varnishes) {
-      await waitFor('second purge', async () => (await v.get(SITE, '/race/')).body === '/race/ v2\n', 10_000);
+      await until('second purge', async () => (await v.get(SITE, '/race/')).body === '/race/ v2\n', 10_000);
     }
   });
 
@@ -101,7 +92,7 @@ describe('invalidation reaches every node and really removes objects', () => {
     const e = urlEvent(['/soft-race/'], { soft: true });
     await postEvents(svc.url, { site: SITE, events: [e] });
     await appliedEverywhere(svc, e.id, 2);
-    await waitFor('second, delayed soft purge on every node', async () => (await purges()).every((n, i) => n - before[i]! >= 2), 10_000);
+    await until('second, delayed soft purge on every node', async () => (await purges()).every((n, i) => n - before[i]! >= 2), 10_000);
   });
 
   it('coalesces a 1,000-event burst into at most 10 requests per node in each lane (first pass and each repeat)', async () => {
@@ -120,7 +111,7 @@ describe('invalidation reaches every node and really removes objects', () => {
     await appliedEverywhere(svc, events[0]!.id, 2);
     for (const v of stack.varnishes) for (const p of paths) await expectNotCached(v, p);
     const sent = async () => (await perLane()).map((node, i) => node.map((n, l) => n - before[i]![l]!));
-    await waitFor('both repeats sent on every node', async () => (await sent()).every((node) => node.every((n) => n > 0)), 10_000);
+    await until('both repeats sent on every node', async () => (await sent()).every((node) => node.every((n) => n > 0)), 10_000);
     await new Promise((r) => setTimeout(r, 500)); // a straggling repeat batch would show now
     const counts = await sent();
     console.log(`1,000-event burst, requests per node [main, repurge-300, repurge-1500]: ${JSON.stringify(counts)}`);

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { NodeDiscovery, nodeKey, type NodeSet } from '../src/discovery.js';
+import { NodeDiscovery, nodeKey, type NodeSet } from '../src/delivery/discovery.js';
 
 describe('NodeDiscovery', () => {
   it('merges static nodes with every DNS record, follows changes, and keeps nodes on a lookup error', async () => {

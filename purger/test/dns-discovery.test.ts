@@ -1,7 +1,7 @@
 // VARNISH_DNS through the system resolver (getaddrinfo, so /etc/hosts here; Docker's embedded
 // DNS under compose): the worker finds the node behind the name and really purges it.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { waitFor } from './support/processes.js';
+import { until } from '../../testkit/wait.mjs';
 import { SITE, Stack, urlEvent, postEvents } from './support/stack.js';
 import { appliedEverywhere, warm } from './helpers.js';
 
@@ -19,7 +19,7 @@ it('finds the Varnish node behind a DNS name (no static list) and purges it', as
   const [varnish] = stack.varnishes;
   const port = varnish!.node.split(':').pop();
   const svc = await stack.service({ VARNISH_NODES: '', VARNISH_DNS: `localhost:${port}`, PURGER_DNS_INTERVAL_MS: '200' });
-  await waitFor('worker found the node through DNS', () => svc.worker!.nodeCount === 1);
+  await until('worker found the node through DNS', () => svc.worker!.nodeCount === 1);
 
   await warm(stack, ['/dns/', '/dns-untouched/']);
   stack.origin.edit('/dns/');

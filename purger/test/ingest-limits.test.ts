@@ -1,9 +1,9 @@
-// One signer cannot exhaust Redis (issue 13 item 6): per-site caps on events/s and bytes/s (429
+// One signer cannot exhaust Redis: per-site caps on events/s and bytes/s (429
 // with Retry-After, nothing stored), small receipts, Redis memory metrics, and a Redis at
 // maxmemory answered with a 503 the sender retries: the same batch is stored once Redis has room.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TenantLimiter } from '../src/tenant-limiter.js';
+import { TenantLimiter } from '../src/ingest/tenant-limiter.js';
 import { READ_AUTH, SITE, Stack, signedHeaders, tagEvent, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
 import { counter } from './helpers.js';

@@ -1,28 +1,19 @@
 // The log is bounded by memory: PURGER_LOG_MAX_BYTES / ~300 bytes per entry, trimmed
 // approximately on every append (besides the age limit); a node whose cursor was trimmed away
 // gets a site-wide ban. Real redis-server and varnishd.
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LOG_ENTRY_BYTES } from '../src/config.js';
-import { waitFor } from './support/processes.js';
-import { SITE, Stack, postEvents, tagEvent, urlEvent } from './support/stack.js';
-import { counter, warm } from './helpers.js';
+import type { Redis } from 'ioredis';
+import { expect, it } from 'vitest';
+import { LOG_ENTRY_BYTES } from '../src/config/load.js';
+import { until } from '../../testkit/wait.mjs';
+import { SITE, type Stack, postEvents, tagEvent, urlEvent } from './support/stack.js';
+import { counter, stackPerFile, warm } from './helpers.js';
 
 const BUDGET = 65_536; // the smallest budget: 218 entries
 const CAP = Math.floor(BUDGET / LOG_ENTRY_BYTES);
 
 let stack: Stack;
 let redis: Redis;
-
-beforeAll(async () => {
-  stack = await Stack.start({ nodes: 1 });
-  redis = new Redis(stack.redis.url);
-});
-
-afterAll(async () => {
-  redis.disconnect();
-  await stack.close();
-});
+stackPerFile({ nodes: 1 }, (s, r) => ([stack, redis] = [s, r]));
 
 it('keeps about PURGER_LOG_MAX_BYTES / 300 entries, within the budget in Redis memory', async () => {
   const svc = await stack.service({ PURGER_ROLE: 'ingest', PURGER_LOG_MAX_BYTES: String(BUDGET), PURGER_REDIS_PREFIX: 'cap', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0' });
@@ -43,7 +34,7 @@ it('keeps about PURGER_LOG_MAX_BYTES / 300 entries, within the budget in Redis m
 
 it('a node whose cursor was trimmed away gets a site-wide ban, then follows the log again', async () => {
   const svc = await stack.service({ PURGER_LOG_MAX_BYTES: String(BUDGET), PURGER_REPURGE_DELAYS_MS: '0', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0' });
-  await waitFor('node', () => svc.worker!.nodeCount === 1);
+  await until('node', () => svc.worker!.nodeCount === 1);
   const v = stack.varnishes[0]!;
   await warm(stack, ['/cap/untouched/']);
   v.pause();
@@ -55,11 +46,11 @@ it('a node whose cursor was trimmed away gets a site-wide ban, then follows the 
   } finally {
     v.resume();
   }
-  await waitFor('overrun counted', async () => (await counter(svc, 'purger_log_overruns_total', { node: v.node })) >= 1, 20_000);
+  await until('overrun counted', async () => (await counter(svc, 'purger_log_overruns_total', { node: v.node })) >= 1, 20_000);
   // no event named this page: only the site-wide ban removes it
-  await waitFor('site banned on the node', async () => (await v.get(SITE, '/cap/untouched/')).cache === 'MISS', 20_000);
+  await until('site banned on the node', async () => (await v.get(SITE, '/cap/untouched/')).cache === 'MISS', 20_000);
   const after = urlEvent(['/cap/after/']);
   await warm(stack, ['/cap/after/']);
   expect((await postEvents(svc.url, { site: SITE, events: [after] })).status).toBe(202);
-  await waitFor('next event applied', async () => (await v.get(SITE, '/cap/after/')).cache === 'MISS', 20_000);
+  await until('next event applied', async () => (await v.get(SITE, '/cap/after/')).cache === 'MISS', 20_000);
 });

@@ -1,23 +1,30 @@
-// X-Purge-Token (issue 13 item 5, purger side): a real varnishd whose entry VCL refuses
-// PURGE/PURGEKEYS/BAN without the shared secret; the purger sends it on every request when
-// VARNISH_PURGE_TOKEN (or VARNISH_PURGE_TOKEN_FILE) is set, and never logs it.
+// X-Purge-Token against the shipped entry VCL (vcl/entry.vcl.in, rendered by vcl/render-entry.sh,
+// its rule in vcl/microcache/purge-token.vcl): the purger's configuration accepts exactly the
+// token files that VCL loads with, sends the token on every PURGE/PURGEKEYS/BAN, never logs it,
+// and a node refuses a purger without it or with another one.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { REPO_ROOT, freePort, waitFor } from './support/processes.js';
+import { ConfigError, loadConfig } from '../src/config/load.js';
+import { freePort } from '../../testkit/ports.mjs';
+import { REPO_ROOT } from '../../testkit/process.mjs';
+import { renderEntry } from '../../testkit/varnish.mjs';
+import { until } from '../../testkit/wait.mjs';
 import { SITE, Stack, READ_AUTH, eventId, postEvents, tagEvent, urlEvent } from './support/stack.js';
 import { appliedEverywhere, receipt, warm } from './helpers.js';
 
-const TOKEN = 'purge-token-0123456789-abcdef';
+/** exactly 16 characters: the shortest token both sides accept */
+const TOKEN = 'tok-0123456789ab';
 let stack: Stack;
 let dir: string;
+let loads = 0;
 
 beforeAll(async () => {
-  stack = await Stack.start({ nodes: 1, purgeTokens: [TOKEN] });
+  stack = await Stack.start({ nodes: 1, purgeToken: TOKEN });
   dir = mkdtempSync(join(tmpdir(), 'purger-token-'));
+  chmodSync(dir, 0o755); // varnishd's compiler and cache process read the files as their own users
 });
 
 afterAll(async () => {
@@ -25,22 +32,81 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('a Varnish node that requires X-Purge-Token', () => {
-  it('refuses the purger without the token (403, retried, the page stays)', async () => {
-    const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
-    await waitFor('node known', () => svc.worker!.nodeCount === 1);
-    await warm(stack, ['/no-token/']);
-    const e = urlEvent(['/no-token/']);
-    expect((await postEvents(svc.url, { site: SITE, events: [e] })).status).toBe(202);
-    const pending = await waitFor('refused with 403', async () => (await receipt(svc, e.id)).nodes.find((n) => n.state === 'pending' && /403/.test(String((n as { error?: string }).error))));
-    expect(pending).toBeDefined();
-    expect((await stack.varnishes[0]!.get(SITE, '/no-token/')).cache).toBe('HIT');
-    await stack.stopService(svc);
+/** a file holding `content` (undefined: no file) */
+function tokenFile(name: string, content: string | undefined): string {
+  const file = join(dir, name);
+  if (content !== undefined) writeFileSync(file, content, { mode: 0o644 });
+  return file;
+}
+
+/** the problems loadConfig finds with the purger reading its token from `file` ('' = none) */
+function configProblems(file: string): string {
+  try {
+    loadConfig({ ...stack.baseEnv, VARNISH_PURGE_TOKEN: '', VARNISH_PURGE_TOKEN_FILE: file });
+    return '';
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems.join('\n');
+    throw e;
+  }
+}
+
+/** loads the shipped entry, reading its token from `file`, into the running node: does it load? */
+function vclLoads(file: string, use = false): boolean {
+  const name = `token${++loads}`;
+  const vcl = join(dir, `${name}.vcl`);
+  const node = stack.varnishes[0]!;
+  writeFileSync(vcl, renderEntry({ backend: node.backend, tokenFile: file, purgers: '127.0.0.1' }), { mode: 0o644 });
+  const adm = (...args: string[]) => execFileSync('varnishadm', ['-n', node.workdir, ...args], { stdio: 'pipe' });
+  try {
+    adm('vcl.load', name, vcl);
+  } catch {
+    return false;
+  }
+  if (use) adm('vcl.use', name);
+  return true;
+}
+
+describe('the purger and the shipped VCL agree on what a token is', () => {
+  const cases: [string, string | undefined, boolean][] = [
+    ['16 visible characters', TOKEN, true],
+    ['16 with whitespace and newlines around them', `\n  ${TOKEN} \t\n\n`, true],
+    ['100 visible characters', 'x'.repeat(100), true],
+    ['15 characters', TOKEN.slice(1), false],
+    ['a space inside', 'tok 0123456789abcdef', false],
+    ['two lines', `${TOKEN}\n${TOKEN}\n`, false],
+    ['a character outside ASCII', 'tök-0123456789abcdef', false],
+    ['a byte-order mark before it (trimmed by neither)', `\uFEFF${TOKEN}`, false],
+    ['an empty file', '\n', false],
+    ['no file', undefined, false],
+  ];
+  it.each(cases.map(([label, content, accepted]) => [`${label}: both ${accepted ? 'accept' : 'refuse'} it`, content, accepted] as const))('%s', (label, content, accepted) => {
+    const file = tokenFile(`case-${label.replace(/\W+/g, '-')}`, content);
+    const problems = configProblems(file);
+    expect({ purger: problems === '', vcl: vclLoads(file) }).toEqual({ purger: accepted, vcl: accepted });
+    if (!accepted) expect(problems).toMatch(/VARNISH_PURGE_TOKEN/);
+    if (content !== undefined && content.trim().length >= 16) expect(problems).not.toContain(content.trim());
+  });
+});
+
+describe('a node running the shipped entry VCL', () => {
+  it('refuses a purger without the token or with another one (403, retried, the page stays)', async () => {
+    for (const [path, token] of [['/no-token/', ''], ['/wrong-token/', 'tok-0123456789aX']] as const) {
+      expect(stack.config({ VARNISH_PURGE_TOKEN: token }).varnishPurgeToken).toBe(token || undefined);
+      const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0', VARNISH_PURGE_TOKEN: token });
+      await until('node known', () => svc.worker!.nodeCount === 1);
+      await warm(stack, [path]);
+      const e = urlEvent([path]);
+      expect((await postEvents(svc.url, { site: SITE, events: [e] })).status).toBe(202);
+      const pending = await until('refused with 403', async () => (await receipt(svc, e.id)).nodes.find((n) => n.state === 'pending' && /403/.test(String((n as { error?: string }).error))));
+      expect(pending).toBeDefined();
+      expect((await stack.varnishes[0]!.get(SITE, path)).cache).toBe('HIT');
+      await stack.stopService(svc);
+    }
   });
 
-  it('sends the token on PURGE, PURGEKEYS and BAN: every kind is applied', async () => {
+  it('gets the token on PURGE, PURGEKEYS and BAN: every kind is applied', async () => {
     const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0', VARNISH_PURGE_TOKEN: TOKEN });
-    await waitFor('node known', () => svc.worker!.nodeCount === 1);
+    await until('node known', () => svc.worker!.nodeCount === 1);
     await warm(stack, ['/tok/url/', '/tok/key/', '/tok/prefix/a/']);
     const events = [
       urlEvent(['/tok/url/']),
@@ -56,18 +122,18 @@ describe('a Varnish node that requires X-Purge-Token', () => {
     await stack.stopService(svc);
   });
 
-  it('reads the token from VARNISH_PURGE_TOKEN_FILE in the started process, and never logs it', async () => {
+  it('reads one whitespace-padded token file on both sides: the started purger is applied, and never logs the token', async () => {
     execFileSync(process.execPath, [`${REPO_ROOT}/purger/node_modules/typescript/bin/tsc`, '-p', `${REPO_ROOT}/purger/tsconfig.json`], { stdio: 'inherit' });
-    const file = join(dir, 'token');
-    writeFileSync(file, `${TOKEN}\n`, { mode: 0o600 });
+    const file = tokenFile('padded', `\n  ${TOKEN} \n`);
+    expect(vclLoads(file, true)).toBe(true);
     const port = await freePort();
-    const proc = stack.spawn({ PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'trace', PURGER_REPURGE_DELAYS_MS: '0', VARNISH_PURGE_TOKEN_FILE: file });
+    const proc = stack.spawn({ PURGER_PORT: String(port), PURGER_LOG_LEVEL: 'trace', PURGER_REPURGE_DELAYS_MS: '0', VARNISH_PURGE_TOKEN: '', VARNISH_PURGE_TOKEN_FILE: file });
     const url = `http://127.0.0.1:${port}`;
-    await waitFor('ready', async () => (await fetch(`${url}/readyz`)).status === 200);
+    await until('ready', async () => (await fetch(`${url}/readyz`)).status === 200);
     await warm(stack, ['/tok/file/']);
     const e = urlEvent(['/tok/file/']);
     expect((await postEvents(url, { site: SITE, events: [e] })).status).toBe(202);
-    await waitFor('applied', async () => {
+    await until('applied', async () => {
       const r = await fetch(`${url}/v1/events/${e.id}`, { headers: READ_AUTH });
       return r.status === 200 && ((await r.json()) as { nodes: { state: string }[] }).nodes.some((n) => n.state === 'applied');
     });
@@ -96,17 +162,13 @@ describe('configuration', () => {
     expect(loadConfig({ ...base, VARNISH_PURGE_TOKEN: TOKEN }).varnishPurgeToken).toBe(TOKEN);
   });
 
-  it('refuses both forms at once, a missing or empty file, and a token unfit for a header, without echoing it', () => {
-    const file = join(dir, 'cfg-token');
-    writeFileSync(file, 'short\n');
+  it('refuses both forms at once and a missing file, without echoing the token', () => {
+    const file = tokenFile('cfg-token', `${TOKEN}\n`);
     expect(problems({ VARNISH_PURGE_TOKEN: TOKEN, VARNISH_PURGE_TOKEN_FILE: file })).toContain('VARNISH_PURGE_TOKEN and VARNISH_PURGE_TOKEN_FILE: set one, not both');
     expect(problems({ VARNISH_PURGE_TOKEN_FILE: join(dir, 'nope') })).toMatch(/VARNISH_PURGE_TOKEN_FILE=".*nope": cannot read it \(ENOENT\)/);
-    writeFileSync(file, '\n');
-    expect(problems({ VARNISH_PURGE_TOKEN_FILE: file })).toContain('the file is empty');
-    writeFileSync(file, 'short\n');
-    const p = problems({ VARNISH_PURGE_TOKEN_FILE: file });
-    expect(p).toContain('VARNISH_PURGE_TOKEN: must be 16 to 512 visible ASCII characters');
-    expect(p).not.toContain('short');
-    expect(problems({ VARNISH_PURGE_TOKEN: 'has a space in it 0123456789' })).toContain('VARNISH_PURGE_TOKEN: must be');
+    tokenFile('cfg-short', 'short-token\n');
+    const p = problems({ VARNISH_PURGE_TOKEN_FILE: join(dir, 'cfg-short') });
+    expect(p).toContain('VARNISH_PURGE_TOKEN: must be');
+    expect(p).not.toContain('short-token');
   });
 });

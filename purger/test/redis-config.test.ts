@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_LOG_MAX_BYTES, LOG_ENTRY_BYTES, loadConfig } from '../src/config.js';
-import { redisOptions, redisTarget } from '../src/redis-connection.js';
+import { ConfigError, DEFAULT_LOG_MAX_BYTES, LOG_ENTRY_BYTES, loadConfig } from '../src/config/load.js';
+import { redisOptions, redisTarget } from '../src/store/redis-connection.js';
 
 const base = { PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' };
 

@@ -3,29 +3,19 @@
 // recorded as applied. Nothing accepted is lost. (Before, the receipts script ran inside MULTI;
 // after its load failed at maxmemory, ioredis never reloaded it: NOSCRIPT for ever, the node's
 // cursor stuck.)
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { waitFor } from './support/processes.js';
-import { READ_AUTH, SITE, Stack, postEvents, urlEvent } from './support/stack.js';
-import { appliedEverywhere, receipt, warm } from './helpers.js';
+import type { Redis } from 'ioredis';
+import { expect, it } from 'vitest';
+import { until } from '../../testkit/wait.mjs';
+import { READ_AUTH, SITE, type Stack, postEvents, urlEvent } from './support/stack.js';
+import { appliedEverywhere, receipt, stackPerFile, warm } from './helpers.js';
 
 let stack: Stack;
 let redis: Redis;
-
-beforeAll(async () => {
-  stack = await Stack.start({ nodes: 1 });
-  redis = new Redis(stack.redis.url);
-});
-
-afterAll(async () => {
-  await redis.config('SET', 'maxmemory', '0').catch(() => undefined);
-  redis.disconnect();
-  await stack.close();
-});
+stackPerFile({ nodes: 1 }, (s, r) => ([stack, redis] = [s, r]));
 
 it('a worker whose Redis fills up keeps the event until it can record it, then records it applied', async () => {
   const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
-  await waitFor('node', () => svc.worker!.nodeCount === 1);
+  await until('node', () => svc.worker!.nodeCount === 1);
   const v = stack.varnishes[0]!;
   await warm(stack, ['/full/']);
   v.pause();
@@ -35,7 +25,7 @@ it('a worker whose Redis fills up keeps the event until it can record it, then r
   await redis.config('SET', 'maxmemory', '1');
   v.resume();
   // The purge goes out (Varnish needs no Redis), but the cursor and receipt cannot be written.
-  await waitFor('purged on the node', async () => (await v.get(SITE, '/full/')).cache === 'MISS', 15_000);
+  await until('purged on the node', async () => (await v.get(SITE, '/full/')).cache === 'MISS', 15_000);
   await new Promise((r) => setTimeout(r, 500));
   expect((await receipt(svc, e.id)).nodes[0]!.state).toBe('pending');
   const full = await postEvents(svc.url, { site: SITE, events: [urlEvent(['/full/2/'])] });

@@ -3,7 +3,8 @@
 // same webhook-id is stored once. Real redis-server primary and replica, real varnishd.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisServer, waitFor } from './support/processes.js';
+import { RedisServer } from '../../testkit/redis.mjs';
+import { until } from '../../testkit/wait.mjs';
 import { SITE, Stack, signedHeaders, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
 import { appliedEverywhere } from './helpers.js';
@@ -18,7 +19,7 @@ beforeAll(async () => {
   replica = await RedisServer.start('always', { replicaOf: stack.redis.port });
   primaryClient = new Redis(stack.redis.url);
   replicaClient = new Redis(replica.url);
-  await waitFor('replica online', async () => /slave0:.*state=online/.test(await primaryClient.info('replication')), 20_000, 100);
+  await until('replica online', async () => /slave0:.*state=online/.test(await primaryClient.info('replication')), 20_000, 100);
 });
 
 afterAll(async () => {
@@ -46,7 +47,7 @@ describe('PURGER_REDIS_MIN_REPLICAS=1', () => {
 
   it('answers 503 with Retry-After when the replica does not confirm in time; the retry is stored once and applied', async () => {
     const svc = await stack.service({ PURGER_REDIS_MIN_REPLICAS: '1', PURGER_REDIS_WAIT_MS: '300' });
-    await waitFor('node', () => svc.worker!.nodeCount === 1);
+    await until('node', () => svc.worker!.nodeCount === 1);
     const e = urlEvent(['/wait/late/']);
     const body = JSON.stringify({ site: SITE, events: [e] });
     const id = `msg_wait_late_${Date.now()}`;

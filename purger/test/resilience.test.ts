@@ -3,9 +3,11 @@
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, waitFor } from './support/processes.js';
+import { freePort } from '../../testkit/ports.mjs';
+import { REPO_ROOT } from '../../testkit/process.mjs';
+import { until } from '../../testkit/wait.mjs';
 import { SITE, Stack, postEvents, tagEvent, urlEvent } from './support/stack.js';
-import { compareIds } from '../src/stream-log.js';
+import { compareIds } from '../src/store/stream-log.js';
 import { appliedEverywhere, counter, receipt, warm } from './helpers.js';
 
 let stack: Stack | undefined;
@@ -27,7 +29,7 @@ describe('a node that is unreachable, then back', () => {
     stack = await Stack.start({ nodes: 2 });
     const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
     const [a, b] = stack.varnishes as [NonNullable<Stack['varnishes'][0]>, NonNullable<Stack['varnishes'][0]>];
-    await waitFor('nodes', () => svc.worker!.nodeCount === 2);
+    await until('nodes', () => svc.worker!.nodeCount === 2);
     const paths = ['/down/1/', '/down/2/', '/down/3/'];
     await warm(stack, paths);
     b.pause();
@@ -40,8 +42,8 @@ describe('a node that is unreachable, then back', () => {
     const r = await receipt(svc, events[2]!.id);
     expect(r.nodes.find((n) => n.node === b.node)?.state).toBe('pending');
     expect(r.nodes.find((n) => n.node === a.node)?.state).toBe('applied');
-    await waitFor('node marked down', async () => (await svc.metrics.registry.getSingleMetric('purger_node_up')?.get())?.values.some((v) => v.labels.node === b.node && v.value === 0));
-    const pending = await waitFor('pending receipt says why', async () => (await receipt(svc, events[0]!.id)).nodes.find((n) => n.node === b.node && n.state === 'pending' && 'error' in n));
+    await until('node marked down', async () => (await svc.metrics.registry.getSingleMetric('purger_node_up')?.get())?.values.some((v) => v.labels.node === b.node && v.value === 0));
+    const pending = await until('pending receipt says why', async () => (await receipt(svc, events[0]!.id)).nodes.find((n) => n.node === b.node && n.state === 'pending' && 'error' in n));
     expect((pending as { error?: string }).error).toMatch(/UND_ERR_HEADERS_TIMEOUT|timeout/i);
     b.resume();
     // (The invalidated count may be 0 here: a timed-out attempt still queued in the paused
@@ -56,19 +58,19 @@ describe('a node that restarted (empty cache)', () => {
     stack = await Stack.start({ nodes: 2 });
     const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
     const b = stack.varnishes[1]!;
-    await waitFor('nodes', () => svc.worker!.nodeCount === 2);
+    await until('nodes', () => svc.worker!.nodeCount === 2);
     await b.stop();
     const first = urlEvent(['/r/1/']);
     await postEvents(svc.url, { site: SITE, events: [first] });
     // b's lane is now stuck retrying the batch with `first`; the next events queue behind it.
-    await waitFor('b failing', async () => (await svc.metrics.registry.getSingleMetric('purger_node_up')?.get())?.values.some((v) => v.labels.node === b.node && v.value === 0));
+    await until('b failing', async () => (await svc.metrics.registry.getSingleMetric('purger_node_up')?.get())?.values.some((v) => v.labels.node === b.node && v.value === 0));
     const stale = [urlEvent(['/r/2/']), tagEvent(['p-r-3'])];
     await postEvents(svc.url, { site: SITE, events: stale });
     await appliedEverywhere(svc, stale[1]!.id, 1);
     await sleep(2500); // refused attempts continue for more than the 1 s safety margin
     await b.start();
     await appliedEverywhere(svc, first.id, 2, 30_000);
-    await waitFor('backlog skipped', async () => (await counter(svc, 'purger_backlog_skips_total', { node: b.node })) === 1);
+    await until('backlog skipped', async () => (await counter(svc, 'purger_backlog_skips_total', { node: b.node })) === 1);
     for (const e of stale) {
       const r = await receipt(svc, e.id);
       expect(r.nodes.find((n) => n.node === b.node)?.state).toBe('skipped');
@@ -86,7 +88,7 @@ describe('a worker killed and restarted mid-burst', () => {
     const paths = Array.from({ length: 20 }, (_, i) => `/burst/${i}/`);
     await warm(stack, paths);
     let worker = stack.spawn({ PURGER_ROLE: 'worker', PURGER_LOG_LEVEL: 'info' });
-    await waitFor('worker started', () => worker.output.includes('node delivery started'));
+    await until('worker started', () => worker.output.includes('node delivery started'));
     const ids: string[] = [];
     const batches = 8;
     for (let b = 0; b < batches; b++) {
@@ -97,7 +99,7 @@ describe('a worker killed and restarted mid-burst', () => {
       if (b === 3) stack.varnishes[1]!.pause();
       expect((await postEvents(ingest.url, { site: SITE, events })).status).toBe(202);
       if (b === 3) {
-        await waitFor('worker stuck on node b', () => worker.output.includes('node failing; retrying'), 20_000);
+        await until('worker stuck on node b', () => worker.output.includes('node failing; retrying'), 20_000);
         worker.kill('SIGKILL');
         await worker.exited;
         stack.varnishes[1]!.resume();
@@ -108,7 +110,7 @@ describe('a worker killed and restarted mid-burst', () => {
     try {
       const last = (await redis.xrevrange('purger:log', '+', '-', 'COUNT', 1))[0]![0];
       for (const v of stack.varnishes) {
-        await waitFor(`cursor of ${v.node} at the end`, async () => compareIds((await redis.hget(`purger:node:${v.node}`, 'cursor')) ?? '0-0', last) >= 0, 30_000);
+        await until(`cursor of ${v.node} at the end`, async () => compareIds((await redis.hget(`purger:node:${v.node}`, 'cursor')) ?? '0-0', last) >= 0, 30_000);
       }
       const p = redis.pipeline();
       for (const id of ids) for (const v of stack.varnishes) p.hget(`purger:evt:${SITE}/${id}`, `n:${v.node}`);
@@ -126,7 +128,7 @@ describe('Redis restarted', () => {
   it('keeps accepted events across a Redis crash and delivers them; the worker resubscribes', async () => {
     stack = await Stack.start({ nodes: 2 });
     const svc = await stack.service({ PURGER_REPURGE_DELAYS_MS: '0' });
-    await waitFor('nodes', () => svc.worker!.nodeCount === 2);
+    await until('nodes', () => svc.worker!.nodeCount === 2);
     await warm(stack, ['/redis/1/', '/redis/2/']);
     for (const v of stack.varnishes) v.pause();
     const before = urlEvent(['/redis/1/']);
@@ -137,7 +139,7 @@ describe('Redis restarted', () => {
     for (const v of stack.varnishes) v.resume();
     await appliedEverywhere(svc, before.id, 2, 30_000);
     const after = urlEvent(['/redis/2/']);
-    await waitFor('accepting again', async () => (await postEvents(svc.url, { site: SITE, events: [after] })).status === 202);
+    await until('accepting again', async () => (await postEvents(svc.url, { site: SITE, events: [after] })).status === 202);
     await appliedEverywhere(svc, after.id, 2, 30_000);
     for (const v of stack.varnishes) {
       expect((await v.get(SITE, '/redis/1/')).cache).toBe('MISS');
@@ -151,14 +153,14 @@ describe('graceful shutdown', () => {
     stack = await Stack.start({ nodes: 2, env: { PURGER_REPURGE_DELAYS_MS: '0' } });
     const b = stack.varnishes[1]!;
     await warm(stack, ['/bye/']);
-    const port = String(await (await import('./support/processes.js')).freePort());
+    const port = String(await freePort());
     const proc = stack.spawn({ PURGER_PORT: port, PURGER_LOG_LEVEL: 'info' });
     const url = `http://127.0.0.1:${port}`;
-    await waitFor('ready', async () => (await fetch(`${url}/readyz`)).status === 200);
+    await until('ready', async () => (await fetch(`${url}/readyz`)).status === 200);
     b.pause();
     const e = urlEvent(['/bye/']);
     expect((await postEvents(url, { site: SITE, events: [e] })).status).toBe(202);
-    await waitFor('retrying node b', () => proc.output.includes('node failing; retrying'));
+    await until('retrying node b', () => proc.output.includes('node failing; retrying'));
     const t0 = Date.now();
     proc.kill('SIGTERM');
     expect(await proc.exited).toBe(0);
@@ -176,7 +178,7 @@ describe('a node whose cursor fell off the end of the log', () => {
     stack = await Stack.start({ nodes: 2, env: { PURGER_STREAM_MAXLEN: '100', PURGER_REPURGE_DELAYS_MS: '0' } });
     const svc = await stack.service();
     const b = stack.varnishes[1]!;
-    await waitFor('nodes', () => svc.worker!.nodeCount === 2);
+    await until('nodes', () => svc.worker!.nodeCount === 2);
     await warm(stack, ['/overrun/never-mentioned/']);
     b.pause();
     const events = Array.from({ length: 600 }, (_, i) => tagEvent([`k-overrun-${i}`]));
@@ -186,9 +188,9 @@ describe('a node whose cursor fell off the end of the log', () => {
     }
     await appliedEverywhere(svc, events[599]!.id, 1);
     b.resume();
-    await waitFor('overrun handled', async () => (await counter(svc, 'purger_log_overruns_total', { node: b.node })) === 1, 30_000);
+    await until('overrun handled', async () => (await counter(svc, 'purger_log_overruns_total', { node: b.node })) === 1, 30_000);
     // The page no event mentioned is gone from b (site-wide ban), still cached on a.
-    await waitFor('banned on b', async () => (await b.get(SITE, '/overrun/never-mentioned/')).cache === 'MISS', 10_000);
+    await until('banned on b', async () => (await b.get(SITE, '/overrun/never-mentioned/')).cache === 'MISS', 10_000);
     expect((await stack.varnishes[0]!.get(SITE, '/overrun/never-mentioned/')).cache).toBe('HIT');
     // Later events flow normally again.
     const next = tagEvent(['k-after']);

@@ -7,7 +7,8 @@
 // fails (about 2,000 of the 10,000 accepted events have no receipt on the new primary).
 import { Pool } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort, waitFor } from './support/processes.js';
+import { freePort } from '../../testkit/ports.mjs';
+import { until } from '../../testkit/wait.mjs';
 import { READ_AUTH, SITE, Stack, signedHeaders, tagEvent } from './support/stack.js';
 
 const WEBHOOKS = 200;
@@ -28,7 +29,7 @@ beforeAll(async () => {
   stack.spawn({ PURGER_PORT: String(port), PURGER_POLL_MS: '30000', PURGER_TENANT_EVENTS_PER_S: '0', PURGER_TENANT_BYTES_PER_S: '0', PURGER_REPURGE_DELAYS_MS: '0', ...(process.env.PURGER_TEST_FAILOVER_ENV ? JSON.parse(process.env.PURGER_TEST_FAILOVER_ENV) as Record<string, string> : {}) });
   base = `http://127.0.0.1:${port}`;
   pool = new Pool(base, { connections: SENDERS + 2 });
-  await waitFor('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000, 100);
+  await until('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000, 100);
 }, 90_000);
 
 afterAll(async () => {
@@ -115,7 +116,7 @@ it('SIGKILL of the Redis primary mid-burst: every accepted event is applied on e
   // sent now is applied although the workers poll only every 30 s.
   const client = topo.client(newPrimary);
   try {
-    await waitFor('purger-sub subscribed on the new primary', async () => /name=purger-sub .*sub=1/.test(String(await client.call('CLIENT', 'LIST'))), 20_000, 200);
+    await until('purger-sub subscribed on the new primary', async () => /name=purger-sub .*sub=1/.test(String(await client.call('CLIENT', 'LIST'))), 20_000, 200);
   } finally {
     client.disconnect();
   }
@@ -123,14 +124,14 @@ it('SIGKILL of the Redis primary mid-burst: every accepted event is applied on e
   const afterBody = JSON.stringify({ site: SITE, events: [after] });
   const afterPost = await post(`msg_failover_after_${Date.now()}`, afterBody);
   expect(afterPost.status).toBe(202);
-  await waitFor('event sent after the failover applied on both nodes (pub/sub)', async () => (await receipt(after.id)).nodes.filter((n) => n.state === 'applied').length === 2, 15_000, 100);
+  await until('event sent after the failover applied on both nodes (pub/sub)', async () => (await receipt(after.id)).nodes.filter((n) => n.state === 'applied').length === 2, 15_000, 100);
 
   // Every receipt: applied on both nodes. A receipt is written with its log entry, so a missing
   // one (404) is a lost event.
   let pending = [...acked];
   let lost = 0;
   let first = true;
-  await waitFor('every accepted event applied on every node', async () => {
+  await until('every accepted event applied on every node', async () => {
     const still: string[] = [];
     for (let i = 0; i < pending.length; i += 16) {
       await Promise.all(pending.slice(i, i + 16).map(async (id) => {

@@ -2,9 +2,9 @@
 // parse) serves them all, so ten nodes do not cost ten reads. Real redis-server.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { RedisServer } from './support/processes.js';
-import type { StoredEvent } from '../src/event-model.js';
-import { StreamLog } from '../src/stream-log.js';
+import { RedisServer } from '../../testkit/redis.mjs';
+import type { StoredEvent } from '../src/ingest/event-model.js';
+import { StreamLog } from '../src/store/stream-log.js';
 
 let server: RedisServer;
 let redis: Redis;

@@ -1,37 +1,29 @@
-// Deduplication is per site (issue 22 item 6): site B's webhook id or event id that site A used
+// Deduplication is per site: site B's webhook id or event id that site A used
 // first is still stored and applied; a replay within one site is still a duplicate. Receipts
 // are looked up per site. Real redis-server and varnishd.
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Service } from '../src/service.js';
-import { waitFor } from './support/processes.js';
-import { READ_AUTH, Stack, postEvents } from './support/stack.js';
+import { until } from '../../testkit/wait.mjs';
+import { READ_AUTH, type Stack, postEvents } from './support/stack.js';
+import { servicePerFile } from './helpers.js';
 
 const SECRET_A = `whsec_${Buffer.from('site-a-secret-0123456789abcdef').toString('base64')}`;
 const SECRET_B = `whsec_${Buffer.from('site-b-secret-0123456789abcdef').toString('base64')}`;
 
 let stack: Stack;
 let svc: Service;
-
-beforeAll(async () => {
-  stack = await Stack.start({ nodes: 1 });
-  svc = await stack.service({
-    PURGER_SITES: 'a.test,b.test',
-    PURGER_WEBHOOK_SECRETS: `a.test=${SECRET_A},b.test=${SECRET_B}`,
-    PURGER_TAG_PREFIXES: 'a.test=a,b.test=b',
-    PURGER_REPURGE_DELAYS_MS: '0',
-  });
-  await waitFor('node', () => svc.worker!.nodeCount === 1);
-});
-
-afterAll(async () => {
-  await stack.close();
-});
+servicePerFile({ nodes: 1 }, {
+  PURGER_SITES: 'a.test,b.test',
+  PURGER_WEBHOOK_SECRETS: `a.test=${SECRET_A},b.test=${SECRET_B}`,
+  PURGER_TAG_PREFIXES: 'a.test=a,b.test=b',
+  PURGER_REPURGE_DELAYS_MS: '0',
+}, (s, v) => ([stack, svc] = [s, v]));
 
 const event = (site: string) => ({ id: 'evt-same-id', kind: 'urls', urls: [`http://${site}/same/`], soft: false, reason: `edit on ${site}`, time: new Date().toISOString() });
 
 async function cached(site: string): Promise<void> {
   const v = stack.varnishes[0]!;
-  await waitFor(`${site} cached`, async () => {
+  await until(`${site} cached`, async () => {
     await v.get(site, '/same/');
     return (await v.get(site, '/same/')).cache === 'HIT';
   }, 10_000, 20);
@@ -46,7 +38,7 @@ it('two sites with their own secrets may use the same webhook id and event id: b
   const b = await postEvents(svc.url, { site: 'b.test', events: [event('b.test')] }, { id: 'msg_same_id', secret: SECRET_B });
   expect(b).toMatchObject({ status: 202, json: { accepted: ['evt-same-id'], duplicates: [] } });
   for (const site of ['a.test', 'b.test']) {
-    await waitFor(`${site} purged`, async () => (await v.get(site, '/same/')).cache !== 'HIT', 15_000);
+    await until(`${site} purged`, async () => (await v.get(site, '/same/')).cache !== 'HIT', 15_000);
   }
   // a retry of A's webhook, and A's event id under a new webhook id: duplicates
   const replay = await postEvents(svc.url, { site: 'a.test', events: [event('a.test')] }, { id: 'msg_same_id', secret: SECRET_A });
@@ -55,7 +47,7 @@ it('two sites with their own secrets may use the same webhook id and event id: b
   expect(again).toMatchObject({ status: 202, json: { accepted: [], duplicates: ['evt-same-id'] } });
   // receipts, per site
   for (const site of ['a.test', 'b.test']) {
-    const r = await waitFor(`${site} receipt applied`, async () => {
+    const r = await until(`${site} receipt applied`, async () => {
       const res = await svc.app.inject({ method: 'GET', url: `/v1/events/evt-same-id?site=${site}`, headers: READ_AUTH });
       return res.statusCode === 200 && res.json().nodes[0]?.state === 'applied' ? res.json() : undefined;
     }, 15_000);

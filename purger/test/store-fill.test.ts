@@ -1,27 +1,19 @@
-// One site cannot fill Redis for everyone (issue 22 item 2): an event's size is capped (413
+// One site cannot fill Redis for everyone: an event's size is capped (413
 // naming the limit, nothing stored), the per-site caps must fit Redis maxmemory or the purger
 // refuses to start, and a Redis that filled up anyway recovers by itself once entries pass their
 // retention (the log is trimmed on a timer, with plain XTRIM, which Redis runs at maxmemory).
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/config.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/config/load.js';
 import type { Service } from '../src/service.js';
-import { RedisServer, waitFor } from './support/processes.js';
-import { SITE, Stack, signedHeaders, tagEvent, urlEvent } from './support/stack.js';
+import { RedisServer } from '../../testkit/redis.mjs';
+import { until } from '../../testkit/wait.mjs';
+import { SITE, type Stack, signedHeaders, tagEvent, urlEvent } from './support/stack.js';
+import { stackPerFile } from './helpers.js';
 
 let stack: Stack;
 let redis: Redis;
-
-beforeAll(async () => {
-  stack = await Stack.start({ nodes: 0 });
-  redis = new Redis(stack.redis.url);
-});
-
-afterAll(async () => {
-  await redis.config('SET', 'maxmemory', '0').catch(() => undefined);
-  redis.disconnect();
-  await stack.close();
-});
+stackPerFile({ nodes: 0 }, (s, r) => ([stack, redis] = [s, r]));
 
 function post(svc: Service, body: unknown, opts: { id?: string } = {}) {
   const payload = JSON.stringify(body);
@@ -148,7 +140,7 @@ describe('a full Redis recovers by itself', () => {
       }
       const fullAt = Date.now();
       // nobody trims by hand: the purger must recover within retention + a few trim intervals
-      const ok = await waitFor('ingest answers 202 again', async () => {
+      const ok = await until('ingest answers 202 again', async () => {
         const res = await post(svc, { site: SITE, events: [urlEvent(['/after/'])] });
         return res.statusCode === 202 ? res : undefined;
       }, 30_000, 500);

@@ -1,9 +1,9 @@
-// Tenant key namespaces (issue 13 item 3): compared on the separator, overlaps and scoped secrets
+// Tenant key namespaces: compared on the separator, overlaps and scoped secrets
 // without a namespace refused at start.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { toStoredEvent } from '../src/event-model.js';
-import { inNamespace, overlappingNamespaces, parseNamespace } from '../src/tag-namespace.js';
+import { ConfigError, loadConfig } from '../src/config/load.js';
+import { toStoredEvent } from '../src/ingest/event-model.js';
+import { inNamespace, overlappingNamespaces, parseNamespace } from '../src/ingest/tag-namespace.js';
 
 const SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 const OTHER = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUItcm90YXRlZC05ODc2';

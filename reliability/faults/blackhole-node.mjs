@@ -1,7 +1,9 @@
 // Fault 5: a "Varnish node" that accepts connections and never answers (a silent TCP listener).
 // The purger times out on it, marks it down, keeps its events pending, and the two real nodes
 // are purged as fast as without it.
-import { assert, blackHole, freePort, metric, request, summary } from '../lib/common.mjs';
+import { request } from '../../testkit/http.mjs';
+import { freePort } from '../../testkit/ports.mjs';
+import { assert, blackHole, metric, summary } from '../lib/common.mjs';
 import { applyLatency, burst, newPrefix, postPaths, receiptStates, sendBatches, startNodes, startPurger, stillCached, stopNodes, waitCaughtUp, warm } from '../lib/cluster.mjs';
 
 export const title = 'fault 5: a node that accepts connections but never answers';

@@ -1,7 +1,9 @@
 // Fault 6: MariaDB is restarted under read load. Cached pages keep being served with zero
 // errors; WordPress recovers by itself (uncached pages 200 again), and an edit made after the
 // restart reaches Varnish through the whole pipeline.
-import { assert, loadFigures, readLoad, request, service, sleep, until } from '../lib/common.mjs';
+import { request } from '../../testkit/http.mjs';
+import { sleep, until } from '../../testkit/wait.mjs';
+import { assert, loadFigures, readLoad, service } from '../lib/common.mjs';
 import { postPaths, warm } from '../lib/cluster.mjs';
 import { editPost, restAuth } from '../lib/wordpress.mjs';
 

@@ -2,7 +2,8 @@
 // two others are purged while it is down; when it comes back it gets its backlog and serves
 // none of the purged pages. (Its backlog gone: node-backlog-gone.mjs. A node that restarts with
 // an empty cache and skips its backlog: the purger's resilience.test.ts "a node that restarted".)
-import { assert, metric, round, sleep, summary } from '../lib/common.mjs';
+import { sleep } from '../../testkit/wait.mjs';
+import { assert, metric, round, summary } from '../lib/common.mjs';
 import { applyLatency, burst, newPrefix, postPaths, sendBatches, startNodes, startPurger, stillCached, stopNodes, waitCaughtUp, warm } from '../lib/cluster.mjs';
 
 export const title = 'fault 4: one of three Varnish nodes down during a burst';

@@ -2,7 +2,9 @@
 // being served with zero client errors, including pages an edit soft-purged during the outage
 // (served STALE: stale-if-error); an uncached URL gets a fast HTML 503 with Retry-After, never
 // a hang. After the origin is back, uncached URLs are 200 again.
-import { assert, loadFigures, postEvents, readLoad, request, round, service, sleep, summary, urlEvent, until } from '../lib/common.mjs';
+import { request } from '../../testkit/http.mjs';
+import { sleep, until } from '../../testkit/wait.mjs';
+import { assert, loadFigures, postEvents, readLoad, round, service, summary, urlEvent } from '../lib/common.mjs';
 import { postPaths, warm } from '../lib/cluster.mjs';
 
 export const title = 'fault 1: origin down under read load (stale-if-error, clean 503)';

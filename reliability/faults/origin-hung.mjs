@@ -8,7 +8,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assert, getOnce, loadFigures, readLoad, request, round, sleep, summary, until } from '../lib/common.mjs';
+import { request } from '../../testkit/http.mjs';
+import { sleep, until } from '../../testkit/wait.mjs';
+import { assert, getOnce, loadFigures, readLoad, round, summary } from '../lib/common.mjs';
 import { postPaths, warm } from '../lib/cluster.mjs';
 
 export const title = 'fault 1b: origin hangs (accepts, never answers) under read load';

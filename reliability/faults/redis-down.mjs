@@ -2,7 +2,10 @@
 // plugin keeps the batches in its outbox and retries; after Redis is back every edit reaches
 // Varnish and the stale-page audit (stack/audit) finds nothing stale on the whole site.
 import { audit, discoverUrls } from '../../stack/audit/audit.mjs';
-import { assert, postEvents, request, service, sleep, tagEvent, until } from '../lib/common.mjs';
+import { tagEvent } from '../../testkit/events.mjs';
+import { request } from '../../testkit/http.mjs';
+import { sleep, until } from '../../testkit/wait.mjs';
+import { assert, postEvents, service } from '../lib/common.mjs';
 import { postPaths, warm } from '../lib/cluster.mjs';
 import { editPost, outboxRows, restAuth } from '../lib/wordpress.mjs';
 

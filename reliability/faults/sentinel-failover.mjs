@@ -4,7 +4,8 @@
 // the sentinels, with 2 Varnish nodes. The sender retries a 503 (or a refused connection) with
 // the same webhook-id like the plugin's outbox. Every accepted event must be applied on every
 // node (receipts), none lost; the canary pages in the burst are purged everywhere.
-import { assert, postEvents, round, sleep } from '../lib/common.mjs';
+import { sleep } from '../../testkit/wait.mjs';
+import { assert, postEvents, round } from '../lib/common.mjs';
 import { burst, newPrefix, postPaths, receiptStates, startNodes, startPurger, stillCached, stopNodes, warm } from '../lib/cluster.mjs';
 
 export const title = 'fault 7: Redis primary SIGKILLed mid-burst behind Sentinel; no accepted event lost';

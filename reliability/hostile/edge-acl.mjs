@@ -6,7 +6,8 @@
 // can fail.
 // (The VCL alone is proven by vcl/tests/invalidation-refused-outside-acl.vtc and
 // debug-headers-not-shown-to-outsiders.vtc; this runs the deployed entry VCL.)
-import { assert, request, varnishBans } from '../lib/common.mjs';
+import { request } from '../../testkit/http.mjs';
+import { assert, varnishBans } from '../lib/common.mjs';
 import { postPaths, warm } from '../lib/cluster.mjs';
 
 export const title = 'hostile: invalidation and debug headers refused outside the ACL';

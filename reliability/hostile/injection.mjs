@@ -4,7 +4,8 @@
 // or applied without widening: every cached canary page survives, and every ban that reaches
 // Varnish is `obj.http.x-host == <site> && obj.http.x-url ~ ^<fully escaped literal>`.
 // (Varnish's own refusal of unescaped BAN input is vcl/tests/ban-rejects-injection.vtc.)
-import { assert, postEvents, storedCount, tagEvent, urlEvent, varnishBans } from '../lib/common.mjs';
+import { tagEvent } from '../../testkit/events.mjs';
+import { assert, postEvents, storedCount, urlEvent, varnishBans } from '../lib/common.mjs';
 import { newPrefix, postPaths, startNodes, startPurger, stillCached, stopNodes, warm, waitCaughtUp } from '../lib/cluster.mjs';
 
 export const title = 'hostile: ban-expression and header injection never widens an invalidation';

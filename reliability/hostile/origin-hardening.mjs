@@ -1,4 +1,4 @@
-// The origin's hardening on the native stack (issue 22), each row on the running stack:
+// The origin's hardening on the native stack, each row on the running stack:
 //   client address   through Varnish, PHP sees the client's own address (a client on 127.0.0.2),
 //                    whatever X-Forwarded-For it forged; straight to the origin (from 127.0.0.3) a
 //                    forged X-Forwarded-For is ignored; an anonymous comment is recorded with the
@@ -18,7 +18,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { assert, request } from '../lib/common.mjs';
+import { request } from '../../testkit/http.mjs';
+import { assert } from '../lib/common.mjs';
 import { postPaths } from '../lib/cluster.mjs';
 import { purgerBuildLock } from './local-privileges.mjs';
 

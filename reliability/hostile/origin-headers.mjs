@@ -9,7 +9,10 @@
 // origin-sees-the-client-address-only.vtc, vary-user-agent-keeps-one-copy-per-device-class.vtc,
 // cache-control-no-cache-caps-surrogate-control-at-the-default-ttl.vtc.)
 import http from 'node:http';
-import { assert, freePort, request, sleep, until, VarnishNode } from '../lib/common.mjs';
+import { request } from '../../testkit/http.mjs';
+import { freePort } from '../../testkit/ports.mjs';
+import { sleep, until } from '../../testkit/wait.mjs';
+import { assert, VarnishNode } from '../lib/common.mjs';
 
 export const title = 'hostile: only allowlisted request headers reach the origin on cacheable fetches';
 

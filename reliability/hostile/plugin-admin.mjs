@@ -5,7 +5,9 @@
 // an anonymous visitor or a non-admin user contains the webhook secret, the operator token or
 // the purger's address, and the admin settings page does not print the secret either.
 import { randomUUID } from 'node:crypto';
-import { assert, request, storedCount, until } from '../lib/common.mjs';
+import { request } from '../../testkit/http.mjs';
+import { until } from '../../testkit/wait.mjs';
+import { assert, storedCount } from '../lib/common.mjs';
 import { createUser, login, restAuth } from '../lib/wordpress.mjs';
 
 export const title = 'hostile: plugin admin actions need the capability and a nonce; no secret shown';

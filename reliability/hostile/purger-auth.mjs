@@ -5,7 +5,10 @@
 // for a replay, acknowledged as a duplicate), and none stores an event: the log's sequence
 // counter moves only for the one valid request.
 import net from 'node:net';
-import { assert, eventId, postEvents, request, signHeaders, storedCount, tagEvent } from '../lib/common.mjs';
+import { eventId, tagEvent } from '../../testkit/events.mjs';
+import { request } from '../../testkit/http.mjs';
+import { signHeaders } from '../../testkit/sign.mjs';
+import { assert, postEvents, storedCount } from '../lib/common.mjs';
 import { newPrefix, startPurger } from '../lib/cluster.mjs';
 
 export const title = 'hostile: unsigned, expired, replayed, wrong-site, oversized and slow requests refused';

@@ -1,11 +1,12 @@
-// One site cannot fill the store for everyone (issue 22), against a real ingest process on the
+// One site cannot fill the store for everyone, against a real ingest process on the
 // stack's Redis (maxmemory 512mb, its own prefix): an event over the per-event caps is refused
 // with 413 naming the limit and nothing of its request is stored; two sites with their own
 // secrets that use the same webhook id and event id are both stored (dedupe is per site), and a
 // replay within one site is still a duplicate. That a full Redis recovers by itself once entries
 // pass their retention (the periodic trim) is proved by purger/test/store-fill.test.ts on its own
 // small-maxmemory redis-server, not here: the stack's Redis is shared with the running stack.
-import { assert, eventId, postEvents, storedCount, urlEvent } from '../lib/common.mjs';
+import { eventId } from '../../testkit/events.mjs';
+import { assert, postEvents, storedCount, urlEvent } from '../lib/common.mjs';
 import { newPrefix, startPurger } from '../lib/cluster.mjs';
 
 export const title = 'hostile: oversized events refused whole (413), colliding ids of two sites both stored';

@@ -1,6 +1,11 @@
 // Several Varnish nodes in front of the stack's WordPress, a purger (ingest + worker, or split)
 // on its own Redis prefix, canary pages, bursts of signed events, and "applied everywhere".
-import { PurgerProcess, VarnishNode, eventId, freePort, postEvents, receipt, redis, request, storedCount, tagEvent, until, urlEvent } from './common.mjs';
+import { eventId, tagEvent } from '../../testkit/events.mjs';
+import { request } from '../../testkit/http.mjs';
+import { freePort } from '../../testkit/ports.mjs';
+import { PurgerProcess } from '../../testkit/purger.mjs';
+import { until } from '../../testkit/wait.mjs';
+import { VarnishNode, postEvents, receipt, redis, storedCount, urlEvent } from './common.mjs';
 
 /** The stack's own varnishd as a node (never stopped here) plus `extra` new ones. */
 export async function startNodes(env, extra, opts = {}) {
@@ -18,14 +23,21 @@ export async function stopNodes(nodes) {
   await Promise.allSettled(nodes.filter((n) => n.destroy).map((n) => n.destroy()));
 }
 
-/** A purger process on a fresh Redis prefix. role: all | ingest | worker. */
+/**
+ * A purger process with the stack's secrets on a fresh Redis prefix, once healthy. role: all |
+ * ingest | worker. It runs a private copy of the build (run.sh makes it, REL_PURGER_MAIN):
+ * others rebuilding purger/dist meanwhile cannot pull files from under a starting process.
+ */
 export async function startPurger(env, { prefix, role = 'all', nodes = [], extra = {} }) {
-  const p = new PurgerProcess(env, await freePort(), {
+  const p = new PurgerProcess({
+    NODE_ENV: 'production', PURGER_HOST: '127.0.0.1', PURGER_PORT: String(await freePort()),
+    REDIS_URL: env.redisUrl, PURGER_WEBHOOK_SECRETS: env.secrets.WEBHOOK_SECRET, PURGER_OPERATOR_TOKEN: env.secrets.OPERATOR_TOKEN, VARNISH_PURGE_TOKEN: env.secrets.VARNISH_PURGE_TOKEN,
+    PURGER_SITES: env.site, PURGER_LOG_LEVEL: 'warn',
     PURGER_ROLE: role, PURGER_REDIS_PREFIX: prefix,
     ...(role !== 'ingest' ? { VARNISH_NODES: nodes.join(',') } : {}),
     ...extra,
-  });
-  return p.start();
+  }, process.env.REL_PURGER_MAIN ? { main: process.env.REL_PURGER_MAIN } : {});
+  return p.ready();
 }
 
 export const newPrefix = (name) => `rel-${name}-${Date.now().toString(36)}`;

@@ -1,17 +1,18 @@
 // Shared helpers for the reliability checks: the running native stack (started by
-// reliability/run.sh through stack/up.sh), signed webhooks, extra varnishd nodes, purger
-// processes, a bounded read-load generator, figures. Node's standard library, the stack's own
-// HTTP client (stack/audit/http.mjs) and the test kit's signer (testkit/sign.mjs).
-import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// reliability/run.sh through stack/up.sh), its signed webhooks, extra varnishd nodes in front of
+// it, a bounded read-load generator, figures. The launchers, the HTTP client, waiting and the
+// signer are the test kit's (testkit/).
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { request, sleep } from '../../stack/audit/http.mjs';
-import { signHeaders } from '../../testkit/sign.mjs';
+import { postEvents as post, urlEvent as urlEventOn } from '../../testkit/events.mjs';
+import { request } from '../../testkit/http.mjs';
+import { Varnish } from '../../testkit/varnish.mjs';
+import { sleep } from '../../testkit/wait.mjs';
 
-export { request, sleep };
 const run = promisify(execFile);
 
 const need = (k) => {
@@ -46,22 +47,12 @@ export async function service(env, svc, action) {
   await run(join(env.repo, 'stack/services', `${svc}.sh`), [action], { env: process.env, timeout: 120_000 });
 }
 
-// ─── signed webhooks (docs/protocol.md §1): the test kit's independent signer ───────────
-export { signHeaders };
+// ─── signed webhooks (docs/protocol.md §1), bound to the stack's secret and site ────────
+/** POST /v1/events signed with the stack's secret (or opts.secret); returns {status, json, body}. */
+export const postEvents = (env, base, body, opts = {}) => post(base, body, { secret: env.secrets.WEBHOOK_SECRET, ...opts });
 
-/** POST /v1/events signed with the stack's secret; returns {status, json}. */
-export async function postEvents(env, base, body, opts = {}) {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const r = await request(base, '/v1/events', { method: 'POST', headers: signHeaders(opts.secret ?? env.secrets.WEBHOOK_SECRET, text, opts), body: text, timeoutMs: 30_000 });
-  let json = null;
-  try { json = JSON.parse(r.body); } catch { /* not JSON */ }
-  return { status: r.status, json, body: r.body };
-}
-
-let seq = 0;
-export const eventId = (p = 'rel') => `${p}-${process.pid}-${Date.now().toString(36)}-${seq++}`;
-export const tagEvent = (tags, extra = {}) => ({ id: eventId(), kind: 'tags', tags, soft: false, reason: 'reliability', time: new Date().toISOString(), ...extra });
-export const urlEvent = (env, paths, extra = {}) => ({ id: eventId(), kind: 'urls', urls: paths.map((p) => `http://${env.site}${p}`), soft: false, reason: 'reliability', time: new Date().toISOString(), ...extra });
+/** A hard invalidation of paths on the stack's site. */
+export const urlEvent = (env, paths, extra = {}) => urlEventOn(env.site, paths, extra);
 
 /** Receipts and /metrics need a bearer token (the stack's operator token reads them). */
 let readHeaders;
@@ -115,53 +106,21 @@ export function varnishStat(workdir, fields) {
   return out;
 }
 
-/** One more varnishd in front of the stack's nginx, with the stack's own entry VCL; with
- * `origin: 'HOST:PORT'`, the same entry VCL with its backends (probed one and twin) moved there. */
-export class VarnishNode {
+/**
+ * One more varnishd in front of the stack's nginx (or `origin: 'HOST:PORT'`), with the entry VCL
+ * the stack renders and the stack's purge token, under STACK_DIR; get(path) asks for the
+ * stack's site.
+ */
+export class VarnishNode extends Varnish {
   constructor(env, name, port, { lurkerAge = '1', origin = null } = {}) {
-    Object.assign(this, { env, name, port, lurkerAge, origin });
-    this.workdir = join(env.dir, `rel-varnish-${name}`);
-    this.node = `127.0.0.1:${port}`;
+    super({
+      backend: origin ?? `127.0.0.1:${env.webPort}`, port, dir: join(env.dir, `rel-varnish-${name}`),
+      tokenFile: join(env.dir, 'conf/varnish_purge_token'), params: { ban_lurker_age: lurkerAge },
+    });
+    Object.assign(this, { env, name });
   }
 
-  async start() {
-    mkdirSync(this.workdir, { recursive: true });
-    let vcl = join(this.env.dir, 'conf/stack.vcl');
-    if (this.origin) {
-      const [host, port] = this.origin.split(':');
-      const text = readFileSync(vcl, 'utf8').replace(/\.host = "[^"]*";/g, `.host = "${host}";`).replace(/\.port = "[^"]*";/g, `.port = "${port}";`);
-      vcl = join(this.workdir, 'entry.vcl');
-      writeFileSync(vcl, text);
-    }
-    this.child = spawn('varnishd', ['-F', '-n', this.workdir, '-a', this.node, '-T', '127.0.0.1:0',
-      '-f', vcl, '-p', `vcl_path=${join(this.env.repo, 'vcl')}:/usr/share/varnish/vcl`,
-      '-p', `ban_lurker_age=${this.lurkerAge}`, '-s', 'malloc,64m'], { stdio: 'ignore' });
-    this.exited = new Promise((r) => this.child.once('exit', r));
-    await until(`varnishd ${this.name} on ${this.port}`, () => portOpen(this.port), 30_000);
-  }
-
-  pids() {
-    if (!this.child || this.child.exitCode !== null) return [];
-    let kids = [];
-    try { kids = execFileSync('pgrep', ['-P', String(this.child.pid)], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map(Number); } catch { /* none */ }
-    return [this.child.pid, ...kids];
-  }
-
-  /** SIGSTOP: connections are accepted by the kernel but nothing answers; the cache is kept. */
-  pause() { for (const p of this.pids()) process.kill(p, 'SIGSTOP'); }
-  resume() { for (const p of this.pids()) process.kill(p, 'SIGCONT'); }
-
-  async stop() {
-    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.resume();
-    this.child.kill('SIGTERM');
-    const t = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-    await this.exited;
-    clearTimeout(t);
-  }
-
-  async destroy() { await this.stop(); rmSync(this.workdir, { recursive: true, force: true }); }
-  get(path, opts = {}) { return request(`http://${this.node}`, path, { host: this.env.site, ...opts }); }
+  get(path, opts = {}) { return super.get(this.env.site, path, opts); }
 }
 
 /** One GET on its own connection (no pool: a hung request must not queue the next one). */
@@ -183,70 +142,6 @@ export async function blackHole(port) {
   const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s)); });
   await new Promise((r) => server.listen(port, '127.0.0.1', r));
   return { node: `127.0.0.1:${port}`, connections: () => sockets.size, close: () => { for (const s of sockets) s.destroy(); return new Promise((r) => server.close(r)); } };
-}
-
-/** `node purger/dist/main.js` with the stack's secrets, its own Redis prefix and `extra` env. */
-export class PurgerProcess {
-  constructor(env, port, extra) {
-    Object.assign(this, { env, port });
-    this.url = `http://127.0.0.1:${port}`;
-    this.envVars = {
-      PATH: process.env.PATH, NODE_ENV: 'production', PURGER_HOST: '127.0.0.1', PURGER_PORT: String(port),
-      REDIS_URL: env.redisUrl, PURGER_WEBHOOK_SECRETS: env.secrets.WEBHOOK_SECRET, PURGER_OPERATOR_TOKEN: env.secrets.OPERATOR_TOKEN, VARNISH_PURGE_TOKEN: env.secrets.VARNISH_PURGE_TOKEN,
-      PURGER_SITES: env.site, PURGER_LOG_LEVEL: 'warn', ...extra,
-    };
-    this.output = '';
-  }
-
-  async start() {
-    // A private copy of the build (run.sh makes it): others rebuilding purger/dist meanwhile
-    // cannot pull files from under a starting process.
-    const main = process.env.REL_PURGER_MAIN || join(this.env.repo, 'purger/dist/main.js');
-    this.child = spawn(process.execPath, [main], { env: this.envVars, stdio: ['ignore', 'pipe', 'pipe'] });
-    const keep = (d) => { this.output = (this.output + d.toString()).slice(-20_000); };
-    this.child.stdout.on('data', keep);
-    this.child.stderr.on('data', keep);
-    this.exited = new Promise((r) => this.child.once('exit', (code, sig) => r(code ?? sig)));
-    await until(`purger on ${this.port}`, async () => {
-      if (this.child.exitCode !== null) throw new Error(`purger exited with ${this.child.exitCode}: ${this.output.slice(-600)}`);
-      return (await request(this.url, '/healthz', { timeoutMs: 1000 })).status === 200;
-    }, 30_000);
-    return this;
-  }
-
-  get pid() { return this.child.pid; }
-  async kill(signal = 'SIGKILL') {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
-    return this.exited;
-  }
-}
-
-// ─── waiting, ports, figures ───────────────────────────────────────────────────────────
-function portOpen(port) {
-  return new Promise((res) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); res(true); });
-    s.once('error', () => res(false));
-  });
-}
-
-export function freePort() {
-  return new Promise((res, rej) => {
-    const s = net.createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-  });
-}
-
-/** Polls fn until it returns a truthy value; returns it, throws after limitMs. */
-export async function until(what, fn, limitMs = 30_000, everyMs = 100) {
-  const end = Date.now() + limitMs;
-  let last;
-  for (;;) {
-    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
-    if (Date.now() > end) throw new Error(`not within ${limitMs} ms: ${what}${last ? ` (${last.message})` : ''}`);
-    await sleep(everyMs);
-  }
 }
 
 export const pct = (xs, p) => {

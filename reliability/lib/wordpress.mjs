@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { request } from './common.mjs';
+import { request } from '../../testkit/http.mjs';
 
 const run = promisify(execFile);
 

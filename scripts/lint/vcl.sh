@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# varnishd -C over every VCL, as each consumer loads it, without editing any of them:
-#   - vcl/default.vcl as shipped. Its backend is the compose service "wordpress", which the VCL
+# varnishd -C over every entry VCL, as each consumer loads it; all are rendered from
+# vcl/entry.vcl.in by vcl/render-entry.sh:
+#   - vcl/default.vcl as shipped, which must be the template's rendering with compose's values
+#     (DEFAULT_VCL_ARGS). Its backend is the compose service "wordpress", which the VCL
 #     compiler resolves; outside compose the name is given to it in a private mount namespace
 #     (unshare: a copy of /etc/hosts plus "127.0.0.1 wordpress" bind-mounted over /etc/hosts for
 #     this one command; the machine's /etc/hosts is untouched).
-#   - the native stack's entry (stack/native-vcl.sh), which also includes microcache/sick-origin.vcl;
-#   - bench's pure-microcache entry (the same plus bench/microcache-only.vcl);
-#   - the smallest entry: a backend, acl purgers, include "microcache.vcl";
-#   - bench's minimal Varnish (bench/minimal-varnish.vcl), the reference of make bench's hot path.
-# Every file under vcl/microcache/ must be included by microcache.vcl or default.vcl, and the
-# native stack's backends (probe, unprobed twin, timeouts) must be default.vcl's but for the address.
+#   - an entry like the native stack's and the tests' (stack/render-config.sh, testkit/varnish.mjs):
+#     loopback, a token file;
+#   - bench's pure-microcache entry (+ bench/microcache-only.vcl) and its minimal Varnish
+#     (--minimal + bench/minimal-varnish.vcl), the reference of make bench's hot path.
+# Every file under vcl/microcache/ must be included by microcache.vcl or default.vcl.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
@@ -18,6 +19,9 @@ trap 'rm -rf "$tmp"' EXIT
 vcl_path="$PWD/vcl:/usr/share/varnish/vcl"
 n=0 bad=0
 problem() { echo "lint vcl: $*"; bad=$((bad + 1)); }
+# vcl/default.vcl is this rendering: the compose service "wordpress", loopback and compose's
+# backend network (docker-compose.yml) as purgers, the token docker compose mounts.
+DEFAULT_VCL_ARGS=(--backend wordpress:8081 --token-file /run/secrets/varnish_purge_token --purgers "127.0.0.1 ::1 172.28.0.0/16")
 
 compile() { # compile NAME FILE [WRAPPER...]: varnishd -C, run through WRAPPER when given
   local name=$1 file=$2
@@ -38,6 +42,14 @@ with_wordpress_host() {
   unshare "${ns[@]}" sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$tmp/hosts" "$@"
 }
 
+if ! vcl/render-entry.sh "${DEFAULT_VCL_ARGS[@]}" >"$tmp/default.vcl"; then
+  problem "vcl/render-entry.sh cannot render vcl/default.vcl"
+elif ! diff -u vcl/default.vcl "$tmp/default.vcl" >"$tmp/diff"; then
+  problem "vcl/default.vcl is not vcl/entry.vcl.in's rendering; render it again with:"
+  sed -n 's/^#   \(vcl\/render-entry.sh .*\)/  \1 >vcl\/default.vcl/p' "$tmp/default.vcl"
+  head -n 40 "$tmp/diff"
+fi
+
 if getent hosts wordpress >/dev/null; then
   compile "vcl/default.vcl" "$PWD/vcl/default.vcl"
 elif ! command -v unshare >/dev/null; then
@@ -51,24 +63,13 @@ else
 fi
 
 printf 'tok-0123456789abcdef\n' >"$tmp/token"
-stack/native-vcl.sh 127.0.0.1 80 "$tmp/token" >"$tmp/stack.vcl" || problem "stack/native-vcl.sh failed"
-compile "the native stack's entry (stack/native-vcl.sh)" "$tmp/stack.vcl"
+chmod 644 "$tmp/token"
+vcl/render-entry.sh --backend 127.0.0.1:8081 --token-file "$tmp/token" >"$tmp/stack.vcl" || problem "vcl/render-entry.sh failed"
+compile "the native stack's entry (loopback, a token file)" "$tmp/stack.vcl"
 STACK_DIR=$tmp/stack bench/varnish-microcache.sh vcl full >"$tmp/bench.vcl" || problem "bench/varnish-microcache.sh vcl full failed"
 compile "bench's entry (+ bench/microcache-only.vcl)" "$tmp/bench.vcl"
-cat >"$tmp/minimal.vcl" <<'VCL'
-vcl 4.1;
-backend default { .host = "127.0.0.1"; .port = "80"; }
-acl purgers { "127.0.0.1"; }
-include "microcache.vcl";
-VCL
-compile "the minimal entry (include \"microcache.vcl\")" "$tmp/minimal.vcl"
 STACK_DIR=$tmp/stack bench/varnish-microcache.sh vcl minimal >"$tmp/bench-minimal.vcl" || problem "bench/varnish-microcache.sh vcl minimal failed"
 compile "bench's minimal Varnish (bench/minimal-varnish.vcl)" "$tmp/bench-minimal.vcl"
-
-# The native stack's backends are default.vcl's (probe, twin, timeouts) but for the address.
-backends() { awk '/^backend /{on=1} on && !/^[[:space:]]*#/ && !/\.(host|port)[[:space:]]*=/{print} on && /^}/{on=0}' "$1"; }
-diff <(backends vcl/default.vcl) <(backends "$tmp/stack.vcl") >"$tmp/diff" ||
-  { problem "stack/native-vcl.sh's backends differ from vcl/default.vcl's (besides .host/.port):"; cat "$tmp/diff"; }
 
 for f in vcl/microcache/*.vcl; do
   grep -Eq "^include \"(\./)?microcache/${f##*/}\";" vcl/microcache.vcl vcl/default.vcl ||
@@ -76,5 +77,5 @@ for f in vcl/microcache/*.vcl; do
 done
 
 features=(vcl/microcache/*.vcl)
-echo "lint vcl: $n entry VCLs (default.vcl, the native stack's, bench's two, the minimal one) over ${#features[@]} feature files, $bad problems"
+echo "lint vcl: $n entry VCLs (default.vcl, the native stack's, bench's two) over ${#features[@]} feature files, $bad problems"
 ((bad == 0))

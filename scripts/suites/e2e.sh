@@ -9,14 +9,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source testkit/stack.sh
+source testkit/report.sh
 
-export DEMO_POSTS=${E2E_DEMO_POSTS:-150} WP_CRON_INTERVAL=${E2E_CRON_INTERVAL:-2} PURGER_REPURGE_DELAYS_MS=${E2E_REPURGE_DELAYS_MS:-300,1000}
+export DEMO_POSTS=${E2E_DEMO_POSTS:-150} WP_CRON_INTERVAL=${E2E_CRON_INTERVAL:-2}
 rc=1
 teardown() { if ((rc != 0)); then temp_stack_down keep-logs; else temp_stack_down; fi; }
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-temp_stack_up e2e || { echo "e2e: 0 passed, 1 failed"; exit 1; }
+temp_stack_up e2e || { report "the stack starts" 1; report_end; exit; }
 # Which WordPress (WP_SOURCE: Debian's 6.1 by default, scripts/fetch-wordpress.sh for others)
 # and which theme this run tests.
 wp_version=$(php -r 'include $argv[1]; echo $wp_version;' "$WP_DIR/wp-includes/version.php" 2>/dev/null)
@@ -24,27 +25,31 @@ wp_theme=$(mariadb --no-defaults --socket="$DB_SOCKET" -N wordpress -e "SELECT o
 echo "e2e: WordPress ${wp_version:-unknown}, theme ${wp_theme:-unknown}"
 
 export STACK_CTL=$STACK_REPO/stack/ctl.sh
+# The run's figures (make publish-results copies them to stack/e2e/results.json).
+export E2E_RESULTS=$PWD/.results/e2e.json
 run_e2e e2e
-rc=$?
-wp_admin_walk e2e "http://$SITE_HOST" || rc=1
+report "stack/e2e/e2e.mjs" $?
+wp_admin_walk e2e "http://$SITE_HOST"
+report "the wp-admin walk" $?
 # The walk can fail: with underscore gone (Debian's tree links it from libjs-underscore, the link
 # make up used to copy broken), Media → Library is blank and the walk must say so.
 echo "e2e: the wp-admin walk fails without wp-includes/js/underscore.min.js"
 mv "$WP_DIR/wp-includes/js/underscore.min.js" "$STACK_DIR/underscore.min.js"
 varnishadm -n "$STACK_DIR/varnish" ban 'req.url ~ "^/wp-includes/js/underscore"' >/dev/null
-if out=$(wp_admin_walk e2e-broken "http://$SITE_HOST"); then
-  echo "e2e: FAIL the walk passed with underscore.min.js missing"; rc=1
-elif [[ $out != *underscore.min.js* ]]; then
-  echo "e2e: FAIL the walk failed, but not on underscore.min.js:"; echo "$out" | tail -n 5; rc=1
-else
-  echo "e2e: ok (it failed on underscore.min.js)"
-fi
+broken=1
+out=$(wp_admin_walk e2e-broken "http://$SITE_HOST") || [[ $out != *underscore.min.js* ]] || broken=0
+((broken)) && echo "$out" | tail -n 5
+report "the walk fails on underscore.min.js when it is missing" $broken
 mv "$STACK_DIR/underscore.min.js" "$WP_DIR/wp-includes/js/underscore.min.js"
+rc=$REPORT_FAILED
 teardown
+trap - EXIT
 # make up on broken sites (no theme, PHP fatal, database down): its own stack, its own ports.
 echo "e2e: make up refuses a site that does not render (stack/e2e/site-check.test.mjs)"
-timeout 300 node --test --test-reporter=spec stack/e2e/site-check.test.mjs || rc=1
+timeout 300 node --test --test-reporter=spec stack/e2e/site-check.test.mjs
+report "stack/e2e/site-check.test.mjs" $?
 # A newer packaged WordPress reaches the site's copy on the next make up; the database follows.
 echo "e2e: make up refreshes core from a newer package (stack/e2e/core-refresh.test.mjs)"
-timeout 400 node --test --test-reporter=spec stack/e2e/core-refresh.test.mjs || rc=1
-exit $rc
+timeout 400 node --test --test-reporter=spec stack/e2e/core-refresh.test.mjs
+report "stack/e2e/core-refresh.test.mjs" $?
+report_end

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # WordPress plugin (wordpress-plugin/): PHPUnit against a real WordPress on a private MariaDB, with
 # a real webhook listener; includes the conformance harness and the headless Chromium admin test.
-# Each run starts its own servers on free loopback ports and removes them. The WordPress tree is
+# Each run starts its own servers on free loopback ports and removes them. PHPUnit reports the
+# tests and exits non-zero when one failed; the conformance harness prints what it covered. The WordPress tree is
 # $WP_SOURCE (default Debian 12's package, /usr/share/wordpress; another version:
 # WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) scripts/suites/plugin.sh).
 set -uo pipefail
@@ -14,16 +15,17 @@ wp_version=$(php -r '$wp_version = ""; @include $argv[1] . "/wp-includes/version
 source ../testkit/stack.sh
 browser_kit || { echo "plugin: npm ci failed"; exit 1; }
 
-report=$(mktemp)
+# The conformance harness's figures, one file per WordPress version (make publish-results
+# copies them to wordpress-plugin/tests/results/ and README's figures table follows).
+mkdir -p ../.results/plugin
+report=../.results/plugin/conformance-$wp_version.json
 out=$(mktemp)
-VARNISH_EDGE_REPORT=$report timeout 900 phpunit --configuration phpunit.xml.dist 2>&1 | tee "$out"
-rc=${PIPESTATUS[0]}
-summary=$(grep -E '^(OK \(|Tests: )' "$out" | tail -1)
-# PHPUnit 10+ passes a run with deprecations ("OK, but there were issues!"): not clean here.
-[[ $summary == *Deprecations* ]] && rc=1
-conformance=$(php -r '$r = json_decode((string) @file_get_contents($argv[1]), true); echo $r["summary"] ?? "conformance: no report";' "$report")
-rm -f "$report" "$out"
+trap 'rm -f "$out"' EXIT
 echo "plugin: WordPress $wp_version ($WP_SOURCE)"
-echo "plugin: ${summary:-no PHPUnit summary (rc $rc)}"
-echo "plugin: $conformance"
+rm -f "$report"
+VARNISH_EDGE_REPORT=$PWD/$report timeout 900 phpunit --configuration phpunit.xml.dist 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+# PHPUnit 10+ passes a run with deprecations ("OK, but there were issues!"): not clean here.
+grep -qE '^(OK, but|Tests: ).*Deprecations' "$out" && { echo "plugin: deprecations reported: failing the run"; rc=1; }
+php -r '$r = json_decode((string) @file_get_contents($argv[1]), true); echo "plugin: ", $r["summary"] ?? "conformance: no report", "\n";' "$report"
 exit "$rc"

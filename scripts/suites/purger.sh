@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # purger: build, then vitest (unit tests + integration tests against real redis-server and
-# varnishd instances that the tests start on free loopback ports).
+# varnishd instances that the tests start on free loopback ports); vitest reports the files and
+# tests that passed and failed, and exits non-zero when one failed.
 set -uo pipefail
 cd "$(dirname "$0")/../../purger" || exit 1
 if [[ ! -d node_modules || package-lock.json -nt node_modules ]]; then
@@ -8,12 +9,4 @@ if [[ ! -d node_modules || package-lock.json -nt node_modules ]]; then
 fi
 [[ -d ../testkit/node_modules ]] || npm --prefix ../testkit ci --no-audit --no-fund || exit 1   # the tests' signer
 npm run build || exit 1
-report=$(mktemp)
-npx vitest run --reporter=default --reporter=json --outputFile.json="$report"
-rc=$?
-node -e '
-  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  console.log(`purger: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
-' "$report" 2>/dev/null || echo "purger: 0 passed, 1 failed"
-rm -f "$report"
-exit "$rc"
+exec npx vitest run

@@ -1,6 +1,7 @@
-// Minimal HTTP client for the audit and the e2e suite: connects to one address while sending
-// another site's Host header (what Varnish and the origin see), never follows redirects,
-// keeps connections alive. Node's built-in http/https only.
+// Minimal HTTP client of the stale-page audit (make audit): connects to one address while sending
+// another site's Host header (what Varnish and the origin see), never follows redirects, keeps
+// connections alive. Node's built-in http/https only. The tests use it too, through
+// testkit/http.mjs, so this production tool never imports test code.
 import http from 'node:http';
 import https from 'node:https';
 

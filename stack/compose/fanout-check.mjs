@@ -4,20 +4,14 @@
 // once through the REST API and must show the edit on both nodes. Reads SITE_HOST, E2E_PURGER,
 // OPERATOR_TOKEN, E2E_USER and E2E_APP_PASSWORD from the environment. Exits non-zero naming the
 // node that stayed stale.
-import { request, sleep } from '../audit/http.mjs';
+import { request } from '../../testkit/http.mjs';
+import { msUntil } from '../../testkit/wait.mjs';
 
 const [edge1, edge2] = process.argv.slice(2);
 const host = process.env.SITE_HOST;
 const auth = `Basic ${Buffer.from(`${process.env.E2E_USER}:${process.env.E2E_APP_PASSWORD}`).toString('base64')}`;
 const fail = (msg) => { console.error(`fanout: ${msg}`); process.exit(1); };
-async function until(what, fn, limitMs) {
-  const t0 = performance.now();
-  while (!(await fn())) {
-    if (performance.now() - t0 > limitMs) fail(`not within ${limitMs} ms: ${what}`);
-    await sleep(50);
-  }
-  return performance.now() - t0;
-}
+const until = (what, fn, limitMs) => msUntil(what, fn, limitMs).catch((e) => fail(e.message));
 
 // The purger re-resolves its DNS name every 5 s: wait until its metrics name two nodes.
 const nodes = async () => {

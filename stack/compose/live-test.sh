@@ -12,18 +12,17 @@ cd "$(dirname "$0")/../.." || exit 1
 source testkit/docker.sh
 source testkit/stack.sh
 source stack/lib.sh
-pass=0 fail=0
-result() { if (($2 == 0)); then echo "PASS  $1"; pass=$((pass + 1)); else echo "FAIL  $1"; fail=$((fail + 1)); fi; }
-finish() { echo "compose: $pass passed, $fail failed"; exit $((fail > 0)); }
+source testkit/report.sh
+finish() { report_end; exit; }
 
-docker_ready || { result "a Docker engine answers" 1; finish; }
-docker_base || { result "debian:trixie-slim (debootstrap)" 1; finish; }
+docker_ready || { report "a Docker engine answers" 1; finish; }
+docker_base || { report "debian:trixie-slim (debootstrap)" 1; finish; }
 
 export COMPOSE_PROJECT_NAME=vetest-$$ COMPOSE_FILE=docker-compose.yml
 export COMPOSE_PROFILES=""
 read -r VARNISH_PORT VARNISH_2_PORT < <(free_ports 2)
 export VARNISH_PORT VARNISH_2_PORT SITE_HOST=localhost:$VARNISH_PORT
-export DEMO_POSTS=150 WP_CRON_INTERVAL=2 PURGER_REPURGE_DELAYS_MS=300,1000 E2E_FRESH_LIMIT_MS=1000
+export DEMO_POSTS=150 WP_CRON_INTERVAL=2 E2E_FRESH_LIMIT_MS=1000
 LOCAL_CA=$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null); export LOCAL_CA
 dc() { docker compose "$@"; }
 ok=0
@@ -44,7 +43,7 @@ build() {
   rc=$?
   ((rc)) && tail -n 30 "$log"
   rm -f "$log"
-  result "$label build from debian:trixie-slim ($((SECONDS - start)) s)" $rc
+  report "$label build from debian:trixie-slim ($((SECONDS - start)) s)" $rc
   return $rc
 }
 build "every default image (Varnish 7.7, Node.js 24)" || finish
@@ -54,7 +53,7 @@ up_log=$(dc up -d --wait 2>&1)
 rc=$?
 # e.g. "Pool overlaps": another compose project of this file holds 172.28.0.0/16 (docker compose ls).
 ((rc)) && tail -n 5 <<<"$up_log"
-result "docker compose up --wait: every service healthy ($((SECONDS - start)) s)" $rc
+report "docker compose up --wait: every service healthy ($((SECONDS - start)) s)" $rc
 ((rc)) && finish
 
 # No secret in any container's configuration (environment, command, labels): they are files.
@@ -68,24 +67,24 @@ for name in db_password redis_password webhook_secret operator_token admin_passw
 done
 [[ -z $leaked ]] || echo "  in docker inspect:$leaked"
 [[ -z $leaked && -n $inspect ]]
-result "no secret in docker inspect of any container" $?
+report "no secret in docker inspect of any container" $?
 
 edge=http://127.0.0.1:$VARNISH_PORT
 home=$(curl -s --max-time 10 "$edge/")
 grep -q 'wp-content/themes/twentytwentyfive' <<<"$home" && grep -q '<title>Varnish Edge demo' <<<"$home"
-result "the home page through Varnish renders the theme (Twenty Twenty-Five)" $?
+report "the home page through Varnish renders the theme (Twenty Twenty-Five)" $?
 
 # The purger's own token, sent from the host (not in acl purgers), must not purge.
 token=$(stack/compose/ctl.sh secret varnish_purge_token)
 code=$(curl -s -o /dev/null -w '%{http_code}' -X PURGE -H "Host: $SITE_HOST" -H "X-Purge-Token: $token" "$edge/")
 echo "  PURGE from the host with the right token: $code"
 [[ $code == 403 ]]
-result "PURGE from outside the backend network is refused, even with the token" $?
+report "PURGE from outside the backend network is refused, even with the token" $?
 # From inside the network (the ACL admits it) without the token.
 code=$(dc exec -T wordpress curl -s -o /dev/null -w '%{http_code}' -X PURGE -H "Host: $SITE_HOST" http://varnish:8080/)
 echo "  PURGE from the WordPress container without the token: $code"
 [[ $code == 403 ]]
-result "PURGE from inside the network without the purger's token is refused" $?
+report "PURGE from inside the network without the purger's token is refused" $?
 
 # The e2e suite talks to the services on the backend network, as the purger does (this machine
 # reaches a bridge network's addresses from its gateway, 172.28.0.1, inside acl purgers: it sees
@@ -96,28 +95,28 @@ export E2E_EDGE E2E_ORIGIN E2E_PURGER
 echo "  edge $E2E_EDGE, origin $E2E_ORIGIN, purger $E2E_PURGER"
 export STACK_CTL=$PWD/stack/compose/ctl.sh
 run_e2e compose
-result "e2e suite against compose (stack/e2e/e2e.mjs)" $?
+report "e2e suite against compose (stack/e2e/e2e.mjs)" $?
 
 # The origin's hardening (stack/compose/hardening-check.sh).
 stack/compose/hardening-check.sh secrets
-result "no admin password in the wordpress and wp-cron containers, no secret in any process environment" $?
+report "no admin password in the wordpress and wp-cron containers, no secret in any process environment" $?
 stack/compose/hardening-check.sh client-address
-result "WordPress sees the client's address through Varnish, ignores a forged X-Forwarded-For; anonymous comments held" $?
+report "WordPress sees the client's address through Varnish, ignores a forged X-Forwarded-For; anonymous comments held" $?
 stack/compose/hardening-check.sh uploads-php
-result "PHP in the uploads volume is refused, never executed" $?
+report "PHP in the uploads volume is refused, never executed" $?
 stack/compose/hardening-check.sh cron-xmlrpc
-result "/wp-cron.php and /xmlrpc.php refused at the edge and the origin" $?
+report "/wp-cron.php and /xmlrpc.php refused at the edge and the origin" $?
 
 # The image's WordPress is whole (Debian's relative links resolved), and wp-admin works in a browser.
 dangling=$(dc exec -T wordpress find /srv/wordpress -xtype l)
 [[ -z $dangling ]] || echo "$dangling" | head -n 5
 [[ -z $dangling ]]
-result "no dangling link in the image's WordPress tree" $?
+report "no dangling link in the image's WordPress tree" $?
 wp_admin_walk compose "http://$SITE_HOST"
-result "wp-admin walk in Chromium (Media Library, JPEG and WAV uploads, image via the block editor's media modal)" $?
+report "wp-admin walk in Chromium (Media Library, JPEG and WAV uploads, image via the block editor's media modal)" $?
 
 dc --profile load run --rm -e DURATION=5s -e VUS=4 -e MAX_P99_MS=2000 -e MIN_HIT_RATE=0.9 k6 run /scripts/hot-url.js 2>&1 | tail -n 12
-result "k6 smoke (hot-url.js, 5 s) through compose's k6 service" "${PIPESTATUS[0]}"
+report "k6 smoke (hot-url.js, 5 s) through compose's k6 service" "${PIPESTATUS[0]}"
 
 # both_nodes_fresh NAME: stack/compose/fanout-check.mjs on the two Varnish nodes and the purger as
 # they are now (containers recreated by a step get new addresses), with an application password NAME.
@@ -134,7 +133,7 @@ if ((rc == 0)); then
   both_nodes_fresh fanout
   rc=$?
 fi
-result "two Varnish nodes: one edit is fresh on both" $rc
+report "two Varnish nodes: one edit is fresh on both" $rc
 
 # The other versions compose offers (.env.example): both nodes on Vinyl Cache 9.0, the purger on
 # Node.js 26 (each image built by compose on first use), one edit fresh on both nodes again.
@@ -147,7 +146,7 @@ if ((rc == 0)); then
   both_nodes_fresh versions
   rc=$?
 fi
-result "Vinyl Cache 9.0 nodes and the purger on Node.js 26: one edit is fresh on both" $rc
+report "Vinyl Cache 9.0 nodes and the purger on Node.js 26: one edit is fresh on both" $rc
 
 # Profile "ha": Valkey replicas and three sentinels; the purger follows the primary through
 # Sentinel (and waits for a replica before its 202), and one edit is fresh on both nodes again.
@@ -169,6 +168,6 @@ if ((rc == 0)); then
   both_nodes_fresh ha
   rc=$?
 fi
-result "profile ha: Valkey replicas and Sentinel, the purger through Sentinel; one edit fresh on both nodes" $rc
-((fail == 0)) && ok=1
+report "profile ha: Valkey replicas and Sentinel, the purger through Sentinel; one edit fresh on both nodes" $rc
+((REPORT_FAILED == 0)) && ok=1
 finish

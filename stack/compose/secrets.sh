@@ -4,7 +4,7 @@
 # image, an environment variable or `docker inspect`.
 #
 #   secrets.sh init        (the service's command, before anything else starts) generates each
-#                          secret missing from the vault volume (/vault, mode 700: stack/lib.sh's
+#                          secret missing from the vault volume (/vault, mode 700: stack/settings.table's
 #                          generators, as make up's secrets.env), then copies to each service's
 #                          own volume (/to/<service>) the files it needs, read-only
 #   secrets.sh show NAME   prints one: docker compose run --rm secrets show admin_password
@@ -14,26 +14,14 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 vault=/vault
-# Which service reads which secret (the volume each one mounts at /run/secrets).
-declare -A READERS=(
-  [db]="db_password"
-  [web]="db_password webhook_secret wp_keys"
-  [install]="db_password webhook_secret admin_password wp_keys"
-  [store]="redis_password"
-  [purger]="redis_password webhook_secret operator_token varnish_purge_token"
-  [edge]="varnish_purge_token"
-)
-names() { local k; for k in "${STACK_SECRETS[@]}"; do echo "${k,,}"; done; echo wp_keys; }
-known() { names | grep -qx -- "$1" || die "no secret '$1' (one of: $(names | tr '\n' ' '))"; }
-
-generate() {
-  local name=$1 k
-  if [[ $name == wp_keys ]]; then
-    for k in "${WP_KEYS[@]}"; do echo "WP_$k='$(rand_b64 48)'"; done
-  else
-    secret_value "${name^^}"
-  fi
+# Which service reads which secret (the volume each one mounts at /run/secrets): the READERS
+# column of stack/settings.table. readers prints "SERVICE secret..." lines.
+readers() {
+  settings_rows secret | awk '{ n = split($6, r, ","); for (i = 1; i <= n; i++) if (r[i] != "-") got[r[i]] = got[r[i]] " " tolower($1) }
+    END { for (s in got) print s got[s] }' | sort
 }
+names() { stack_secrets | tr '[:upper:]' '[:lower:]'; }
+known() { names | grep -qx -- "$1" || die "no secret '$1' (one of: $(names | tr '\n' ' '))"; }
 
 case ${1:-init} in
 init)
@@ -41,28 +29,26 @@ init)
   chmod 700 "$vault"
   for name in $(names); do
     [[ -s $vault/$name ]] && continue
-    generate "$name" >"$vault/$name"
+    secret_value "${name^^}" >"$vault/$name"
     log "generated $name"
   done
-  for reader in "${!READERS[@]}"; do
+  while read -r reader files; do
     dir=/to/$reader
     [[ -d $dir ]] || die "$dir is not mounted (docker-compose.yml: the secrets-$reader volume)"
     chmod 755 "$dir"
     find "$dir" -mindepth 1 -delete
-    for name in ${READERS[$reader]}; do install -m 444 "$vault/$name" "$dir/$name"; done
+    for name in $files; do install -m 444 "$vault/$name" "$dir/$name"; done
     chmod 555 "$dir"
-  done
-  log "secrets ready for ${!READERS[*]}"
+  done < <(readers)
+  log "secrets ready for $(readers | awk '{ printf "%s%s", sep, $1; sep = " " }')"
   ;;
 show) known "${2:-}"; cat "$vault/$2"; echo ;;
 set)
   known "${2:-}"
   value=$(cat)
   value=${value%$'\n'}
-  if [[ $2 != wp_keys ]]; then
-    [[ ${#value} -ge 16 && $value =~ ^[!-~]+$ ]] || die "$2 must be at least 16 visible characters without spaces"
-    [[ $2 != webhook_secret || $value == whsec_* ]] || die "webhook_secret must be whsec_<base64 of 32 random bytes>"
-  fi
+  problem=$(value_problem "${2^^}" "$value")
+  [[ -z $problem ]] || die "$problem"
   (umask 077; printf '%s\n' "$value" >"$vault/$2")
   log "stored $2; docker compose up -d --force-recreate hands it out"
   ;;

@@ -1,4 +1,4 @@
-// Security releases reach a running site (issue 22): when the packaged WordPress (WP_SOURCE,
+// Security releases reach a running site: when the packaged WordPress (WP_SOURCE,
 // Debian's /usr/share/wordpress) is a newer version than the stack's copy, `make up`'s layout step
 // copies the new core over (wp-admin and wp-includes whole: files a release dropped go too) and
 // keeps wp-content and wp-config.php; the install step then upgrades the database (wp_upgrade()).
@@ -17,7 +17,7 @@ import { repo, scratchStack } from './scratch-stack.mjs';
 const SOURCE = process.env.WP_SOURCE || '/usr/share/wordpress';
 const pkg = mkdtempSync(join(tmpdir(), 'core-refresh-pkg.'));
 chmodSync(pkg, 0o755);   // the web user reads the copy
-const { stackDir, wpDir: wp, env, run } = scratchStack('core-refresh', { wpSource: pkg, demoPosts: 2, timeoutMs: 300_000 });
+const { stackDir, wpDir: wp, env, run } = await scratchStack('core-refresh', { wpSource: pkg, demoPosts: 2, timeoutMs: 300_000 });
 const must = (script, ...args) => {
   const r = run(script, ...args);
   assert.equal(r.status, 0, `${script} ${args.join(' ')} failed:\n${r.out.slice(-2000)}`);

@@ -1,23 +1,23 @@
 // A native stack of its own for the stack tests that run stack/*.sh steps one by one
 // (site-check, core-refresh): a new state directory, free loopback ports, and run(script, ...args)
 // with that environment. The caller stops what it started and removes stackDir.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePorts } from '../../testkit/ports.mjs';
 
 export const repo = resolve(import.meta.dirname, '../..');
 
 /**
- * scratchStack(name, { wpSource, demoPosts, timeoutMs }) -> { stackDir, wpDir, env, run }
+ * scratchStack(name, { wpSource, demoPosts, timeoutMs }) -> Promise of { stackDir, wpDir, env, run }
  * run(script, ...args) -> { status, out }: a repository script (e.g. 'stack/up.sh') with the
  * stack's environment; out is everything it printed.
  */
-export function scratchStack(name, { wpSource, demoPosts, timeoutMs }) {
+export async function scratchStack(name, { wpSource, demoPosts, timeoutMs }) {
   const stackDir = mkdtempSync(join(tmpdir(), `${name}-stack.`));
   chmodSync(stackDir, 0o755);   // services running as other users reach their directories
-  const [varnish, web, purger, redis] = execFileSync('bash', ['-c', 'source stack/lib.sh; free_ports 4'], { cwd: repo, encoding: 'utf8' })
-    .trim().split(' ');
+  const [varnish, web, purger, redis] = (await freePorts(4)).map(String);
   const env = {
     ...process.env, STACK_DIR: stackDir, VARNISH_PORT: varnish, WEB_PORT: web, PURGER_PORT: purger, REDIS_PORT: redis,
     SITE_HOST: `localhost:${varnish}`, STACK_SKIP_DEPS: '1', DEMO_POSTS: String(demoPosts), WP_SOURCE: wpSource,

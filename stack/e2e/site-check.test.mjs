@@ -21,7 +21,7 @@ const THEME = readFileSync(join(SOURCE, 'wp-includes/default-constants.php'), 'u
 if (!THEME) throw new Error(`no WP_DEFAULT_THEME in ${SOURCE}/wp-includes/default-constants.php`);
 const wpSource = mkdtempSync(join(tmpdir(), 'site-check-wp.'));
 chmodSync(wpSource, 0o755);   // the copy keeps the source's mode; the web server must read it
-const { stackDir, wpDir, env, run } = scratchStack('site-check', { wpSource, demoPosts: 5, timeoutMs: 240_000 });
+const { stackDir, wpDir, env, run } = await scratchStack('site-check', { wpSource, demoPosts: 5, timeoutMs: 240_000 });
 
 after(() => {
   if (process.env.SITE_CHECK_KEEP) return;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # varnish.sh start|stop: varnishd on 127.0.0.1:$VARNISH_PORT with the generated stack.vcl
-# (stack/native-vcl.sh: this stack's nginx, then vcl/microcache.vcl); admin port on a random
+# (vcl/render-entry.sh: this stack's nginx, then vcl/microcache.vcl); admin port on a random
 # loopback port.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"

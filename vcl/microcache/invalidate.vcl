@@ -6,8 +6,8 @@
 # Allowed from `acl purgers` (entry VCL), directly (trust.vcl), and with
 # X-Purge-Token when the entry VCL sets var mc_purge_token.
 #
-# Also here: a page whose fetch began before the last invalidation is not kept
-# (mc_invalidate_stamp, mc_invalidate_backend_fetch,
+# Also here: a page whose fetch began before the last invalidation of its host
+# is not kept (mc_invalidate_stamp, mc_invalidate_backend_fetch,
 # mc_invalidate_backend_response_inflight).
 #
 
@@ -45,11 +45,12 @@ sub mc_invalidate_allowed {
         return (synth(403, "Forbidden"));
     }
     if (var.get("mc_purge_token")) {
-        if (var.get("mc_purge_token") !~ "[!-~]") {
-            std.log("mc: " + req.method + " refused: mc_purge_token is configured but empty");
+        call mc_purge_token_parse;
+        if (var.get("mc_purge_token_unusable")) {
+            std.log("mc: " + req.method + " refused: mc_purge_token is not a usable token (purge-token.vcl)");
             return (synth(403, "Forbidden"));
         }
-        if (req.http.X-Purge-Token != regsuball(var.get("mc_purge_token"), "^\s+|\s+$", "")) {
+        if (req.http.X-Purge-Token != var.get("mc_purge_token")) {
             std.log("mc: " + req.method + " refused: missing or wrong X-Purge-Token");
             return (synth(403, "Forbidden"));
         }
@@ -68,6 +69,9 @@ sub mc_invalidate_purge_url {
 
 sub mc_invalidate_miss {
     if (req.method == "PURGE") {
+        # A Host that is no plain host name stamps every host instead.
+        var.set("mc_stamp_host", req.http.host);
+        call mc_invalidate_stamp_host_check;
         call mc_invalidate_stamp;
         if (req.http.x-purge-mode ~ "^(?i)soft$") {
             set req.http.x-mc-invalidated = purge.soft();
@@ -95,6 +99,15 @@ sub mc_invalidate_purge_keys {
     if (req.http.x-mc-keys !~ "^[ -~]+$") {
         return (synth(400, "Surrogate keys must be printable ASCII, separated by spaces or commas"));
     }
+    # Keys are not scoped to a host: without X-Purge-Host, every host is stamped.
+    if (req.http.x-purge-host) {
+        std.collect(req.http.x-purge-host);
+        var.set("mc_stamp_host", req.http.x-purge-host);
+        call mc_invalidate_stamp_host_check;
+        if (var.get("mc_stamp_host") !~ ".") {
+            return (synth(400, "X-Purge-Host must be one host name with an optional port"));
+        }
+    }
     call mc_invalidate_stamp;
     if (req.http.xkey-softpurge) {
         set req.http.x-mc-invalidated = xkey.softpurge(req.http.x-mc-keys);
@@ -111,12 +124,12 @@ sub mc_invalidate_ban {
     if (!req.http.x-ban-host) {
         return (synth(400, "BAN needs X-Ban-Host (and optionally X-Ban-Url, a regex on the path)"));
     }
-    set req.http.x-ban-host = std.tolower(req.http.x-ban-host);
-    set req.http.x-ban-host = regsub(req.http.x-ban-host, ":(80|443)$", "");
-    if (req.http.x-ban-host !~ "^[a-z0-9.-]+(:[0-9]{1,5})?$") {
+    var.set("mc_stamp_host", req.http.x-ban-host);
+    call mc_invalidate_stamp_host_check;
+    if (var.get("mc_stamp_host") !~ ".") {
         return (synth(400, "X-Ban-Host must be a host name with an optional port"));
     }
-    set req.http.x-mc-ban = "obj.http.x-host == " + req.http.x-ban-host;
+    set req.http.x-mc-ban = "obj.http.x-host == " + var.get("mc_stamp_host");
     if (req.http.x-ban-url) {
         if (req.http.x-ban-url !~ "^[!#-~]+$") {
             return (synth(400, "X-Ban-Url must be printable ASCII without spaces or double quotes"));
@@ -140,17 +153,34 @@ sub mc_invalidate_backend_response_meta {
 # Fetches in flight. Purges and xkey purges skip an object still being fetched,
 # and a ban added during a fetch is not applied to it, so a page rendered
 # before an edit and inserted after its invalidation would keep the old content
-# for its whole TTL (until the purger's repeat). Instead, every accepted
-# invalidation (PURGE, PURGEKEYS, BAN; hard or soft) records when it arrived,
-# before it acts, and a fetch that began at or before that moment is not kept.
-# One global stamp, not one per host: PURGEKEYS names keys, not a site, so only
-# a global stamp is right for every sender. Its cost: a fetch that overlaps any
-# invalidation costs one more origin fetch. Both times are whole microseconds
-# since 2023-11-14 (1700000000 s: a VCL INT stops at 10^15, reached in 2055),
-# written the same way, so a fetch begun in the same microsecond counts as
-# begun before. Strings: vmod var globals are strings and its INT is 32 bits.
+# for its whole TTL. Instead, every accepted invalidation (PURGE, PURGEKEYS,
+# BAN; hard or soft) records when it arrived, before it acts, and a fetch that
+# began at or before the last stamp of its host, or the last stamp of every
+# host, is not kept. Per host, so a site's edits cost other sites nothing:
+# PURGE stamps its Host, BAN its X-Ban-Host, PURGEKEYS the X-Purge-Host it
+# names and, without one, every host (keys name no site). Both times are whole
+# microseconds since 2023-11-14 (1700000000 s: a VCL INT stops at 10^15,
+# reached in 2055), written the same way, so a fetch begun in the same
+# microsecond counts as begun before. Strings: vmod var globals are strings
+# and its INT is 32 bits.
 sub mc_invalidate_stamp {
-    var.global_set("mc_invalidated_at", "" + std.integer(real = (std.real(time = now) - 1700000000) * 1000000));
+    if (var.get("mc_stamp_host") ~ ".") {
+        var.global_set("mc_invalidated_at " + var.get("mc_stamp_host"), "" + std.integer(real = (std.real(time = now) - 1700000000) * 1000000));
+    } else {
+        var.global_set("mc_invalidated_at", "" + std.integer(real = (std.real(time = now) - 1700000000) * 1000000));
+    }
+}
+
+# The host an invalidation names (var mc_stamp_host) spelled as the cache key
+# spells it (mc_normalize_recv_host), or "" when it is not one host name of at
+# most 253 characters with an optional port. Stamps live as long as the vmod
+# and are looked up by a list walk: only trusted senders create them, and only
+# for real host names, so there are as many as the sites they serve.
+sub mc_invalidate_stamp_host_check {
+    var.set("mc_stamp_host", regsub(regsub(std.tolower(var.get("mc_stamp_host")), ":(80|443)$", ""), "\.(:[0-9]+)?$", "\1"));
+    if (var.get("mc_stamp_host") !~ "^[a-z0-9.-]{1,253}(:[0-9]{1,5})?$") {
+        var.set("mc_stamp_host", "");
+    }
 }
 
 sub mc_invalidate_backend_fetch {
@@ -159,18 +189,19 @@ sub mc_invalidate_backend_fetch {
     }
 }
 
-# The common path is one global read and a compare. A refused page is still
-# delivered to the request that fetched it (which asked before the edit
+# The common path is two global reads and two compares. A refused page is
+# still delivered to the request that fetched it (which asked before the edit
 # landed), as hit-for-miss for 0.1 s. Not a zero TTL: the requests queued
 # behind the fetch (some asked after the invalidation) would then go to the
 # origin one after another; hit-for-miss sends them in parallel. Not 1 s:
-# every request in that second went to the origin too (under bench/freshness.sh,
-# a third of all fetches), where after 0.1 s they queue behind one fetch again.
-# A background refresh is abandoned instead: the stale copy it was replacing
-# stays if the invalidation left it (soft), and the next request refreshes it.
+# every request in that second went to the origin too, where after 0.1 s they
+# queue behind one fetch again. A background refresh is abandoned instead: the
+# stale copy it was replacing stays if the invalidation left it (soft), and the
+# next request refreshes it.
 sub mc_invalidate_backend_response_inflight {
     if (!var.get("mc_fetch_began") ||
-        std.integer(var.global_get("mc_invalidated_at"), 0) < std.integer(var.get("mc_fetch_began"), 0)) {
+        (std.integer(var.global_get("mc_invalidated_at"), 0) < std.integer(var.get("mc_fetch_began"), 0) &&
+         std.integer(var.global_get("mc_invalidated_at " + bereq.http.host), 0) < std.integer(var.get("mc_fetch_began"), 0))) {
         return;
     }
     if (bereq.is_bgfetch) {

@@ -27,13 +27,15 @@ interface SettingSchema {
 }
 
 const isWhole = (s: string): boolean => /^[0-9]+$/.test(s);
+/** ASCII whitespace only, as the VCL trims the same token (microcache/purge-token.vcl): a byte-order mark stays and is refused on both sides. */
+const trimAscii = (s: string): string => s.replace(/^[\t\n\v\f\r ]+|[\t\n\v\f\r ]+$/g, '');
 
 /**
  * A secret given either inline (`NAME`) or as a file (`NAME_FILE`, e.g. a Docker secret; its
  * content trimmed). Problems name the variable and the file, never the value.
  */
 function secretFromEnv(env: Env, name: string, problems: string[], read: ReadFile = (p) => readFileSync(p, 'utf8')): string | undefined {
-  const inline = env[name]?.trim() || undefined;
+  const inline = (env[name] !== undefined ? trimAscii(env[name]) : '') || undefined;
   const file = env[`${name}_FILE`]?.trim() || undefined;
   if (inline !== undefined && file !== undefined) {
     problems.push(`${name} and ${name}_FILE: set one, not both`);
@@ -41,7 +43,7 @@ function secretFromEnv(env: Env, name: string, problems: string[], read: ReadFil
   }
   if (file === undefined) return inline;
   try {
-    const value = read(file).trim();
+    const value = trimAscii(read(file));
     if (value === '') problems.push(`${name}_FILE="${file}": the file is empty`);
     return value === '' ? undefined : value;
   } catch (err) {

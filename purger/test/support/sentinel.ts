@@ -1,7 +1,9 @@
 // A Redis Sentinel deployment on loopback for tests: one primary, replicas and sentinels, all
-// real processes started through processes.ts. Sentinels declare the primary down after 1 s.
+// real processes started by the test kit (testkit/redis.mjs). Sentinels declare the primary down
+// after 1 s.
 import { Redis } from 'ioredis';
-import { RedisServer, SentinelServer, waitFor } from './processes.js';
+import { RedisServer, SentinelServer } from '../../../testkit/redis.mjs';
+import { until } from '../../../testkit/wait.mjs';
 
 export const MASTER_NAME = 'purger-test';
 
@@ -16,10 +18,10 @@ export class SentinelTopology {
     const replicas = await Promise.all(Array.from({ length: opts.replicas ?? 2 }, () => RedisServer.start(opts.appendfsync, { replicaOf: primary.port })));
     const t = new SentinelTopology([primary, ...replicas], []);
     try {
-      await waitFor('replicas in sync', async () => (await t.info(primary.port, 'replication')).includes(`connected_slaves:${replicas.length}`) && (await t.replicasOnline(primary.port)) === replicas.length, 30_000, 100);
+      await until('replicas in sync', async () => (await t.info(primary.port, 'replication')).includes(`connected_slaves:${replicas.length}`) && (await t.replicasOnline(primary.port)) === replicas.length, 30_000, 100);
       t.sentinels.push(...(await Promise.all(Array.from({ length: opts.sentinels ?? 3 }, () => SentinelServer.start(MASTER_NAME, primary.port)))));
       // Sentinels find the replicas through the primary and each other through its hello channel.
-      await waitFor('sentinels know every replica and each other', async () => {
+      await until('sentinels know every replica and each other', async () => {
         for (const s of t.sentinels) {
           const master = (await t.sentinelCall(s.port, 'MASTER', MASTER_NAME)) as string[];
           const field = (k: string): number => Number(master[master.indexOf(k) + 1]);
@@ -67,7 +69,7 @@ export class SentinelTopology {
 
   /** waits until every sentinel names a primary other than `oldPort` that has `replicas` replicas in sync */
   async waitForFailover(oldPort: number, replicas: number, timeoutMs = 30_000): Promise<number> {
-    return waitFor('failover to a new primary', async () => {
+    return until('failover to a new primary', async () => {
       const ports = await Promise.all(this.sentinels.map(async (s) => Number(((await this.sentinelCall(s.port, 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME)) as string[])[1])));
       const p = ports[0]!;
       if (p === oldPort || ports.some((x) => x !== p)) return undefined;

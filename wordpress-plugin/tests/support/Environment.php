@@ -46,11 +46,13 @@ final class Environment {
 		return 'http://127.0.0.1:' . self::$receiver_port;
 	}
 
-	public static function free_port() {
-		$sock = stream_socket_server( 'tcp://127.0.0.1:0', $errno, $errstr );
-		$name = stream_socket_get_name( $sock, false );
-		fclose( $sock );
-		return (int) substr( strrchr( $name, ':' ), 1 );
+	/**
+	 * Distinct free loopback TCP ports, from the picker every suite uses (testkit/bin/free-port.mjs).
+	 *
+	 * @return int[]
+	 */
+	public static function free_ports( int $n ): array {
+		return array_map( 'intval', explode( ' ', self::run( 'node ' . escapeshellarg( dirname( __DIR__, 3 ) . '/testkit/bin/free-port.mjs' ) . ' ' . $n ) ) );
 	}
 
 	private static function run( $cmd ) {
@@ -200,8 +202,7 @@ final class Environment {
 		}
 		symlink( self::plugin_dir(), self::$wp . '/wp-content/plugins/varnish-edge' );
 
-		self::$wp_port          = self::free_port();
-		self::$receiver_port    = self::free_port();
+		list( self::$wp_port, self::$receiver_port ) = self::free_ports( 2 );
 		self::$receiver_log     = self::$dir . '/webhooks.jsonl';
 		self::$receiver_control = self::$dir . '/receiver-status';
 		touch( self::$receiver_log );
@@ -276,7 +277,7 @@ final class Environment {
 		}
 		$site = array(
 			'dir'       => self::$dir . '/clean',
-			'port'      => self::free_port(),
+			'port'      => self::free_ports( 1 )[0],
 			'db'        => 'wordpress_clean',
 			'debug_log' => self::$dir . '/clean-debug.log',
 		);

@@ -1,0 +1,95 @@
+// redis-server and redis-sentinel (or valkey-server / valkey-sentinel: STORE_SERVER and
+// STORE_SENTINEL, set by scripts/platforms.sh for its Valkey cells) on free loopback ports.
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from './ports.mjs';
+import { freeze, stopChild, tempDir } from './process.mjs';
+import { portOpen, until } from './wait.mjs';
+
+const STORE_SERVER = process.env.STORE_SERVER ?? 'redis-server';
+const STORE_SENTINEL = process.env.STORE_SENTINEL ?? 'redis-sentinel';
+
+/** Starts `program args` and waits until it listens on port. */
+async function listen(program, args, port) {
+  const child = spawn(program, args, { stdio: 'ignore' });
+  await until(`${program} on ${port}`, () => portOpen(port));
+  return child;
+}
+
+export class RedisServer {
+  dir = tempDir('redis');
+
+  /** appendfsync: 'always' | 'everysec'; replicaOf: start as a replica of the server on that port */
+  constructor(port, appendfsync = 'always', replicaOf = undefined) {
+    Object.assign(this, { port, appendfsync, replicaOf });
+  }
+
+  static async start(appendfsync = 'always', { replicaOf } = {}) {
+    const r = new RedisServer(await freePort(), appendfsync, replicaOf);
+    await r.start();
+    return r;
+  }
+
+  get url() {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start() {
+    this.child = await listen(STORE_SERVER, [
+      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', this.appendfsync, '--protected-mode', 'no',
+      // replicas (and a replica promoted by Sentinel) sync at once instead of after 5 s
+      '--repl-diskless-sync-delay', '0',
+      ...(this.replicaOf !== undefined ? ['--replicaof', '127.0.0.1', String(this.replicaOf)] : []),
+    ], this.port);
+  }
+
+  /** SIGKILL: no chance to flush anything but the fsynced AOF */
+  async kill() { await stopChild(this.child, 'SIGKILL'); }
+
+  /** SIGSTOP: connections stay open, nothing is answered (a replica that stops acknowledging) */
+  pause() { freeze(this.child, true); }
+  resume() { freeze(this.child, false); }
+
+  async stop() {
+    this.resume();
+    await stopChild(this.child);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** One sentinel monitoring `masterName` (quorum 2, primary declared down after 1 s). */
+export class SentinelServer {
+  dir = tempDir('sentinel');
+
+  constructor(port, masterName, primaryPort) {
+    Object.assign(this, { port, masterName, primaryPort });
+  }
+
+  static async start(masterName, primaryPort) {
+    const s = new SentinelServer(await freePort(), masterName, primaryPort);
+    await s.start();
+    return s;
+  }
+
+  get address() {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async start() {
+    // Sentinel rewrites its configuration file, so it lives in the sentinel's own directory.
+    const conf = join(this.dir, 'sentinel.conf');
+    const m = this.masterName;
+    writeFileSync(conf, [
+      `port ${this.port}`, 'bind 127.0.0.1', 'protected-mode no', `dir ${this.dir}`,
+      `sentinel monitor ${m} 127.0.0.1 ${this.primaryPort} 2`, `sentinel down-after-milliseconds ${m} 1000`,
+      `sentinel failover-timeout ${m} 10000`, `sentinel parallel-syncs ${m} 2`, '',
+    ].join('\n'));
+    this.child = await listen(STORE_SENTINEL, [conf], this.port);
+  }
+
+  async stop() {
+    await stopChild(this.child);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
