@@ -65,16 +65,17 @@ def e2e_rows():
     if d is None:
         return [missing("edit saved → post page fresh at the edge", "make test-e2e")]
     fr, rest, au = d["fresh"], d["rest"], d["audit"]
+    wp = f", WordPress {d['wordpress']}" if d.get("wordpress") else ""
     rows = [
         (f"edit saved → post page fresh at the edge, {fr['edits']} REST edits",
-         f"p50 {n(get(fr, 'post.p50'))} ms, p99 {n(get(fr, 'post.p99'))} ms", "`make test-e2e` (check 2)", when(d)),
+         f"p50 {n(get(fr, 'post.p50'))} ms, p99 {n(get(fr, 'post.p99'))} ms", "`make test-e2e` (check 2)", when(d) + wp),
         ("edit saved → post, home, category and feed all fresh",
-         f"p50 {n(get(fr, 'all.p50'))} ms, p99 {n(get(fr, 'all.p99'))} ms", "`make test-e2e` (check 2)", when(d)),
+         f"p50 {n(get(fr, 'all.p50'))} ms, p99 {n(get(fr, 'all.p99'))} ms", "`make test-e2e` (check 2)", when(d) + wp),
         (f"REST API and feeds after {rest['kinds']} kinds of change made from PHP or REST (comments, tags, uploads, authors, categories): edge answers what the origin answers",
          f"p50 {n(get(rest, 'fresh.p50'))} ms, max {n(get(rest, 'fresh.max'))} ms; a deleted comment's REST URL a 404 at the edge "
-         f"{n(rest.get('deletedCommentGoneMs'))} ms after `wp_delete_comment()` returned (limit 1 s)", "`make test-e2e` (check 2d)", when(d)),
+         f"{n(rest.get('deletedCommentGoneMs'))} ms after `wp_delete_comment()` returned (limit 1 s)", "`make test-e2e` (check 2d)", when(d) + wp),
         (f"stale pages and REST responses after {au.get('randomEdits', '?')} random edits of every kind, {n(au.get('checked'))} URLs audited",
-         n(au.get("stale")), "`make test-e2e` (check 5), `make audit`", when(d)),
+         n(au.get("stale")), "`make test-e2e` (check 5), `make audit`", when(d) + wp),
     ]
     return rows
 
@@ -84,10 +85,12 @@ def freshness_rows():
     if d is None:
         return [missing("edit → fresh under read load", "make bench-freshness")]
     post, allp = d["post"], d["post_home_category_feed"]
-    repeats = d.get("purger_repurge_delays_ms") or "none"
+    repeats = d.get("purger_repurge_delays_ms") or "0"
+    repeats = "none" if repeats in ("0", "") else f"{repeats} ms"
+    share = get(d, "origin.share_pct")
     return [(f"the same under read load ({d['edits']} REST edits at {d['edit_rate']}/s, {n(d['reader_rps'])} reads/s): post page; post + home + category + feed",
              f"p50 {n(post['p50_ms'])} / {n(allp['p50_ms'])} ms, p99 {n(post['p99_ms'])} / {n(allp['p99_ms'])} ms, **max {n(max(post['max_ms'], allp['max_ms']))} ms** "
-             f"(purger repeats: {repeats})", "`make bench-freshness`", when(d))]
+             f"(purger repeats: {repeats}{f'; origin answered {share} % of requests' if share is not None else ''})", "`make bench-freshness`", when(d))]
 
 
 def purger_rows():
@@ -186,14 +189,12 @@ def soak_rows():
     f = d["figures"]
     mem = f.get("memory") or {}
     growth = max((m.get("perProcessGrowthPct", m.get("growthPct", 0)) for k, m in mem.items() if k != "redis-server"), default=None)
-    reads = f.get("reads") or 0
-    share = f.get("originSharePct")
-    if share is None and reads:
-        by = f.get("byCache") or {}
-        share = round(100 * (by.get("MISS", 0) + by.get("PASS", 0)) / reads, 2)
     r = f.get("redis") or {}
+    o = f.get("origin") or {}
+    origin = (f"origin answered {o['sharePct']} % of reads (the edits' refetches), {o.get('passedSharePct')} % of reads passed across an invalidation"
+              if "sharePct" in o else "origin share not measured in this run")
     return [(f"{round(f['seconds'] / 60)} min soak: {n(f.get('readsPerSecond'))} reads/s, an edit every 5 s, 20 key purges/s, bans",
-             f"{len(f.get('failures') or [])} errors, origin share {share} % of reads, memory growth ≤ {growth} % per process "
+             f"{len(f.get('failures') or [])} errors, {origin}, memory growth ≤ {growth} % per process "
              f"(Redis: {n(r.get('bytesPerEvent'))} bytes per stored event), ban list ≤ {get(f, 'bans.max')}, "
              f"time-to-fresh p95 {n(get(f, 'timeToFreshMs.p95'))} ms, {f.get('auditStale')} stale", "`make soak`", when(d))]
 
@@ -245,16 +246,16 @@ def soak_text():
                    f"{m.get('perProcessGrowthPct', m['growthPct']):+.1f} % | {procs.get('lastMinute', '?')} ({procs.get('max', '?')} at most) | {mib(m['maxKiB'])} |")
     r, by, ttf, bans = f.get("redis") or {}, f.get("byCache") or {}, f.get("timeToFreshMs") or {}, f.get("bans") or {}
     reads = f.get("reads") or 0
-    share = f.get("originSharePct")
-    if share is None and reads:
-        share = round(100 * (by.get("MISS", 0) + by.get("PASS", 0)) / reads, 2)
+    o = f.get("origin") or {}
+    share = (f"origin requests {n(o['requests'])} ({o['sharePct']} % of reads; at most {o.get('maxPct')} %), reads passed across an invalidation "
+             f"{n(o.get('passedReads'))} ({o.get('passedSharePct')} %; at most {o.get('passedMaxPct')} %)" if "sharePct" in o else "origin share not measured in this run")
     out += ["",
             f"- Redis: `used_memory` {n(r.get('usedBytesAfterWarmup', 0) / 1e6, 1)} MB after warm-up, {n(r.get('usedBytesAtEnd', 0) / 1e6, 1)} MB at the end "
             f"for {n(r.get('eventsStoredAfterWarmup'))} events stored: **{n(r.get('bytesPerEvent'))} bytes per event** (limit {n(r.get('bytesPerEventMax'))}); "
             f"a day at 5 events/s would hold {n(r.get('projected24hAt5PerSecondBytes', 0) / 2**20)} MiB (maxmemory {n(r.get('maxmemoryBytes', 0) / 2**20)} MiB); "
             f"the log peaked at {n(r.get('logEntriesMax'))} entries.",
             f"- Reads: {n(reads)} ({n(f.get('readsPerSecond'))}/s), {n(f.get('readErrors'))} errors, p50 {render(get(f, 'readLatencyMs.p50'))} ms, "
-            f"p95 {render(get(f, 'readLatencyMs.p95'))} ms, max {render(get(f, 'readLatencyMs.max'))} ms; by X-Cache: {render(by)}; origin share {share} % of reads.",
+            f"p95 {render(get(f, 'readLatencyMs.p95'))} ms, max {render(get(f, 'readLatencyMs.max'))} ms; by X-Cache: {render(by)}; {share}.",
             f"- Events: {n(f.get('eventsSent'))} signed events accepted, {n(f.get('edits'))} WordPress edits; failures: {len(f.get('failures') or [])}.",
             f"- Ban list: at most {bans.get('max')} (first minute after warm-up ≤ {bans.get('firstMinuteMax')}, last minute ≤ {bans.get('lastMinuteMax')}); {n(bans.get('added'))} bans added.",
             f"- Time-to-fresh (edit saved → new content through Varnish): p50 {n(ttf.get('p50'))} ms, p95 {n(ttf.get('p95'))} ms, max {n(ttf.get('max'))} ms over {n(ttf.get('n'))} edits.",

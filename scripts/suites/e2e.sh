@@ -26,7 +26,7 @@ echo "e2e: WordPress ${wp_version:-unknown}, theme ${wp_theme:-unknown}"
 
 export STACK_CTL=$STACK_REPO/stack/ctl.sh
 # The run's figures (make publish-results copies them to stack/e2e/results.json).
-export E2E_RESULTS=$PWD/.results/e2e.json
+export E2E_RESULTS=$PWD/.results/e2e.json E2E_WORDPRESS=$wp_version
 run_e2e e2e
 report "stack/e2e/e2e.mjs" $?
 wp_admin_walk e2e "http://$SITE_HOST"

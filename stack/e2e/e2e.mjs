@@ -471,6 +471,7 @@ if (process.env.E2E_RESULTS) {
   const dist = (xs) => (xs.length ? { n: xs.length, p50: Math.round(pct(xs, 50)), p99: Math.round(pct(xs, 99)), max: Math.round(Math.max(...xs)) } : null);
   const figures = {
     date: new Date().toISOString(),
+    wordpress: process.env.E2E_WORDPRESS || null,
     machine: { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', loadavg: loadavg().map((x) => Number(x.toFixed(2))), node: process.version },
     passed, failed: results.length - passed,
     fresh: { edits: freshPost.length, post: dist(freshPost), all: dist(freshAll) },
