@@ -65,8 +65,8 @@ acl purgers {
 # anything relaying traffic from that network would turn its clients into
 # purgers. Without a usable token in the file (microcache/purge-token.vcl says
 # what is usable) Varnish refuses to load this VCL instead of running
-# unprotected. std.fileread reads it once per VCL; only invalidation requests
-# look it up.
+# unprotected. std.fileread reads it once per VCL; only invalidation and
+# refresh (X-Refresh) requests look it up.
 sub vcl_init {
     var.set("mc_purge_token", std.fileread("/run/secrets/varnish_purge_token"));
     call mc_purge_token_parse;
@@ -76,7 +76,7 @@ sub vcl_init {
 }
 
 sub vcl_recv {
-    if (req.method == "PURGE" || req.method == "PURGEKEYS" || req.method == "BAN") {
+    if (req.method == "PURGE" || req.method == "PURGEKEYS" || req.method == "BAN" || req.http.X-Refresh) {
         var.set("mc_purge_token", std.fileread("/run/secrets/varnish_purge_token"));
     }
 }

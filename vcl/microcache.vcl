@@ -13,7 +13,7 @@
 # Optional settings, made by the entry VCL in a `sub vcl_recv` placed before
 # the include (vmod var task variables: no client can set them):
 #
-#     var.set("mc_purge_token", "<secret>");  # PURGE/PURGEKEYS/BAN also need X-Purge-Token: <secret>
+#     var.set("mc_purge_token", "<secret>");  # PURGE/PURGEKEYS/BAN and refreshes also need X-Purge-Token: <secret>
 #     var.set("mc_trusted_relay", "1");       # accept invalidations that came through a relay
 #     var.set("mc_debug_headers", "all");     # X-Cache & co. for everyone, not only trusted clients
 #
@@ -34,6 +34,7 @@ include "./microcache/trust.vcl";       # acl purgers, directly
 include "./microcache/health.vcl";      # /varnish-health
 include "./microcache/purge-token.vcl"; # what a usable X-Purge-Token is
 include "./microcache/invalidate.vcl";  # PURGE, PURGEKEYS, BAN
+include "./microcache/refresh.vcl";     # re-fetch a page after its invalidation (GET + X-Refresh)
 include "./microcache/forwarded.vcl";   # X-Forwarded-Proto and friends
 include "./microcache/bypass.vcl";      # personal traffic
 include "./microcache/static.vcl";      # assets
@@ -55,12 +56,14 @@ sub vcl_recv {
     call mc_normalize_recv_url;
     call mc_invalidate_recv;
     call mc_forwarded_recv;
+    call mc_refresh_recv_request;
     call mc_bypass_recv_method;
     call mc_static_recv;
     call mc_bypass_recv_personal;
     call mc_normalize_recv_cookies;
     call mc_device_recv;
     call mc_grace_recv;
+    call mc_refresh_recv_seen;
     return (hash);
 }
 
@@ -69,6 +72,7 @@ sub vcl_hash {
 }
 
 sub vcl_hit {
+    call mc_refresh_hit;
     call mc_debug_hit;
     call mc_http10_hit;
     call mc_grace_hit;
@@ -76,6 +80,7 @@ sub vcl_hit {
 
 sub vcl_miss {
     call mc_invalidate_miss;
+    call mc_refresh_miss;
     call mc_debug_miss;
     call mc_http10_miss;
 }
@@ -116,12 +121,14 @@ sub vcl_deliver {
     call mc_plain_copy_deliver;
     call mc_device_deliver;
     call mc_invalidate_deliver;
+    call mc_refresh_deliver;
     call mc_http10_deliver;
 }
 
 # Synthetic answers (invalidation results, refusals, /varnish-health) are a
 # line of text/plain.
 sub vcl_synth {
+    call mc_refresh_synth;
     call mc_grace_synth;
     call mc_debug_synth;
     set resp.http.Content-Type = "text/plain; charset=utf-8";

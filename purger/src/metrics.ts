@@ -136,6 +136,13 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       labelNames: ['node', 'reason'] as const,
       registers: r,
     }),
+    refreshes: new Counter({
+      // (the name the deployment's dashboards and the freshness bench read)
+      name: 'varnish_edge_purger_refreshes_total',
+      help: 'Pages a node was asked to re-fetch after an invalidation, by node and outcome (fetched: from the origin; cached: a reader had already refilled it; skipped: not requested recently; failed; dropped: the queue was full)',
+      labelNames: ['node', 'outcome'] as const,
+      registers: r,
+    }),
     backlogSkips: new Counter({
       name: 'purger_backlog_skips_total',
       help: 'Times a node came back after a restart (connection refused) and its stale backlog was skipped',
@@ -149,7 +156,7 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /** Drops every series labelled with this node (a node discovery no longer lists). */
 export async function removeNodeSeries(metrics: Metrics, node: string): Promise<void> {
-  const labelled = [metrics.invalidationsSent, metrics.backlog, metrics.nodeUp, metrics.logOverruns, metrics.backlogSkips, metrics.deadLettered];
+  const labelled = [metrics.invalidationsSent, metrics.backlog, metrics.nodeUp, metrics.logOverruns, metrics.backlogSkips, metrics.deadLettered, metrics.refreshes];
   for (const m of labelled) {
     for (const v of (await m.get()).values) {
       if (v.labels.node === node) m.remove(v.labels as never);

@@ -1,7 +1,7 @@
 <?php
 /**
  * Uninstall: remove the outbox table, options and scheduled retries of every site (on multisite,
- * of each site of the network, and the network options).
+ * of each site of the network, and the network options), and each user's recent actions.
  *
  * @package VarnishEdge
  */
@@ -65,3 +65,5 @@ if ( is_multisite() ) {
 } else {
 	varnish_edge_uninstall_site();
 }
+// Each user's recent actions (`<table prefix>varnish_edge_live`, a user option per site).
+$wpdb->query( $wpdb->prepare( "DELETE FROM {$wpdb->usermeta} WHERE meta_key LIKE %s", '%' . $wpdb->esc_like( 'varnish_edge_live' ) ) );

@@ -53,6 +53,8 @@ export interface Config {
   urlBanMin: number;
   nodeConcurrency: number;
   nodeTimeoutMs: number;
+  /** pages re-fetched at a time per node after their invalidation; 0 = refresh off */
+  refreshConcurrency: number;
   retryBaseMs: number;
   retryMaxMs: number;
   streamMaxLen: number;
@@ -131,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
     urlBanMin: s.PURGER_URL_BAN_MIN,
     nodeConcurrency: s.PURGER_NODE_CONCURRENCY,
     nodeTimeoutMs: s.PURGER_NODE_TIMEOUT_MS,
+    refreshConcurrency: s.PURGER_REFRESH_CONCURRENCY,
     retryBaseMs: s.PURGER_RETRY_BASE_MS,
     retryMaxMs: s.PURGER_RETRY_MAX_MS,
     streamMaxLen: logMaxLen(s.PURGER_LOG_MAX_BYTES, s.PURGER_STREAM_MAXLEN),

@@ -13,6 +13,8 @@ export interface Applied {
   results: Map<string, string>;
   /** when the node last refused a connection while this batch was retried */
   lastRefusedAt: number | undefined;
+  /** eventRef(site, id) of the events the node did not apply */
+  failed: ReadonlySet<string>;
 }
 
 export interface BatchContext {
@@ -62,5 +64,5 @@ export async function applyBatch(ctx: BatchContext, entries: LogEntry[], lane: s
     { node, lane, events: entries.length, requests: plan.requests.length, ids: entries.slice(0, 20).map((e) => e.event.id) },
     'batch applied',
   );
-  return { results, lastRefusedAt: sent.lastRefusedAt };
+  return { results, lastRefusedAt: sent.lastRefusedAt, failed: new Set(failed.keys()) };
 }

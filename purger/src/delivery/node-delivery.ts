@@ -7,7 +7,9 @@ import { type Lane, NodeLanes, RepurgeLane } from './lane.js';
 import type { Metrics } from '../metrics.js';
 import { NodeHealth } from './node-health.js';
 import { NodeSender } from './node-sender.js';
+import { refreshTargets, type PageRefresher } from './page-refresher.js';
 import { backoffMs, Sleeper } from './retry.js';
+import { eventRef } from '../ingest/event-model.js';
 import { compareIds, type LogEntry, type StreamLog } from '../store/stream-log.js';
 import type { VarnishClient } from './varnish-client.js';
 
@@ -24,7 +26,7 @@ export interface DeliveryHooks {
   onApplied(node: string, entries: LogEntry[]): void;
 }
 
-const nothingApplied = (): Applied => ({ results: new Map<string, string>(), lastRefusedAt: undefined });
+const nothingApplied = (): Applied => ({ results: new Map<string, string>(), lastRefusedAt: undefined, failed: new Set() });
 
 /**
  * Lanes read the durable log from their own cursor:
@@ -52,6 +54,8 @@ export class NodeDelivery {
     private readonly logger: Logger,
     private readonly metrics: Metrics,
     private readonly hooks: DeliveryHooks,
+    /** re-fetches the pages of what the main lane applied (undefined: refresh off) */
+    private readonly refresher?: PageRefresher,
   ) {
     this.lanes = new NodeLanes(node, opts.repurgeDelaysMs);
     const health = new NodeHealth(node, log, metrics, logger);
@@ -98,8 +102,9 @@ export class NodeDelivery {
       lane.clear();
     }
     // In-flight requests finish (bounded by the node timeout); retries stop. Unapplied events
-    // stay in the log and are replayed from the cursor by the next worker.
-    await Promise.allSettled(this.loops);
+    // stay in the log and are replayed from the cursor by the next worker. Queued refreshes are
+    // dropped: they are best effort.
+    await Promise.allSettled([...this.loops, this.refresher?.stop()]);
     await this.client.close();
   }
 
@@ -168,6 +173,7 @@ export class NodeDelivery {
       main.seq = last.seq;
       main.seqKnown = last.seq > 0;
       this.hooks.onApplied(this.node, entries);
+      this.refresher?.enqueue(refreshTargets(entries.filter((e) => !applied.failed.has(eventRef(e.event.site, e.event.id)))));
       for (const lane of this.lanes.repurges) lane.wakeAfter(lane.delayMs);
       if (applied.lastRefusedAt !== undefined) await skipAfterRestart(this.jumps, applied.lastRefusedAt);
     }

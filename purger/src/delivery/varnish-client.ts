@@ -1,4 +1,4 @@
-// Sends one invalidation request to one Varnish node (docs/protocol.md §2) over a keep-alive pool.
+// Sends one invalidation or refresh request to one Varnish node (docs/protocol.md §2) over keep-alive pools.
 import { Pool } from 'undici';
 import type { Invalidation } from './coalesce.js';
 
@@ -42,34 +42,72 @@ export function requestFor(inv: Invalidation): { method: string; path: string; h
   }
 }
 
+/** What a node did with a refresh request (its X-Refresh answer). */
+export type RefreshOutcome = 'fetched' | 'cached' | 'skipped';
+const REFRESH_OUTCOMES: ReadonlySet<string> = new Set<RefreshOutcome>(['fetched', 'cached', 'skipped']);
+
 export class VarnishClient {
   private readonly pool: Pool;
+  /** refreshes wait on origin renders: their own connections, so they never hold up an invalidation */
+  private refreshPool: Pool | undefined;
+  private readonly origin: string;
 
   constructor(
     readonly node: string,
     host: string,
     port: number,
-    private readonly opts: { connections: number; timeoutMs: number; purgeToken?: string | undefined },
+    private readonly opts: { connections: number; timeoutMs: number; purgeToken?: string | undefined; refreshConnections?: number },
   ) {
     const h = host.includes(':') ? `[${host}]` : host;
-    this.pool = new Pool(`http://${h}:${port}`, {
-      connections: opts.connections,
+    this.origin = `http://${h}:${port}`;
+    this.pool = this.newPool(opts.connections);
+  }
+
+  private newPool(connections: number): Pool {
+    return new Pool(this.origin, {
+      connections,
       pipelining: 1,
-      connectTimeout: opts.timeoutMs,
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
+      connectTimeout: this.opts.timeoutMs,
+      headersTimeout: this.opts.timeoutMs,
+      bodyTimeout: this.opts.timeoutMs,
       keepAliveTimeout: 4000,
     });
+  }
+
+  /** The purge token header (never part of an error message or a log line). */
+  private withToken(headers: Record<string, string>): Record<string, string> {
+    return this.opts.purgeToken === undefined ? headers : { ...headers, 'x-purge-token': this.opts.purgeToken };
+  }
+
+  /**
+   * Asks the node to re-fetch one page it just invalidated (docs/protocol.md §2, refresh). The
+   * page itself is read and dropped. Throws a SendError when the node did not say what it did.
+   */
+  async refresh({ site, path, https }: { site: string; path: string; https: boolean }): Promise<RefreshOutcome> {
+    this.refreshPool ??= this.newPool(Math.max(1, this.opts.refreshConnections ?? 1));
+    let res: Awaited<ReturnType<Pool['request']>>;
+    try {
+      res = await this.refreshPool.request({ method: 'GET', path, headers: this.withToken({ host: site, 'x-refresh': https ? 'https' : '1', 'accept-encoding': 'gzip' }) });
+      // read to the end (and drop), so the connection is reused
+      for await (const _ of res.body) void _;
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new SendError(`refresh GET to ${this.node} failed: ${e.code ?? e.name}`, true, e.code === 'ECONNREFUSED');
+    }
+    const h = res.headers['x-refresh'];
+    const outcome = String(Array.isArray(h) ? h[0] : (h ?? ''));
+    // a page the origin now answers with a 404 or a redirect was fetched all the same
+    const ok = res.statusCode < 300 || (outcome === 'fetched' && res.statusCode < 500);
+    if (res.statusCode >= 200 && ok && REFRESH_OUTCOMES.has(outcome)) return outcome as RefreshOutcome;
+    throw new SendError(`refresh GET to ${this.node} answered ${res.statusCode}${outcome ? ` (X-Refresh: ${outcome})` : ' without X-Refresh'}`, true, false);
   }
 
   async send(inv: Invalidation): Promise<SendResult> {
     const req = requestFor(inv);
     let res: Awaited<ReturnType<typeof this.pool.request>>;
     try {
-      // The shared secret Varnish requires besides its ACL (docs/protocol.md §2). Never part of
-      // an error message or a log line.
-      const headers = this.opts.purgeToken === undefined ? req.headers : { ...req.headers, 'x-purge-token': this.opts.purgeToken };
-      res = await this.pool.request({ method: req.method, path: req.path, headers });
+      // The shared secret Varnish requires besides its ACL (docs/protocol.md §2).
+      res = await this.pool.request({ method: req.method, path: req.path, headers: this.withToken(req.headers) });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const code = e.code ?? e.name;
@@ -90,6 +128,6 @@ export class VarnishClient {
   }
 
   async close(): Promise<void> {
-    await this.pool.close().catch(() => undefined);
+    await Promise.all([this.pool.close().catch(() => undefined), this.refreshPool?.close().catch(() => undefined)]);
   }
 }

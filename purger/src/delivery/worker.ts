@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/load.js';
 import { NodeDelivery } from './node-delivery.js';
 import { NodeDiscovery, type NodeSet, type Resolver } from './discovery.js';
+import { PageRefresher } from './page-refresher.js';
 import { removeNodeSeries, type Metrics } from '../metrics.js';
 import type { LogEntry, StreamLog } from '../store/stream-log.js';
 import { VarnishClient } from './varnish-client.js';
@@ -92,10 +93,12 @@ export class Worker {
         connections: this.config.nodeConcurrency,
         timeoutMs: this.config.nodeTimeoutMs,
         purgeToken: this.config.varnishPurgeToken,
+        refreshConnections: this.config.refreshConcurrency,
       });
+      const refresher = this.config.refreshConcurrency > 0 ? new PageRefresher(key, client, this.config.refreshConcurrency, this.metrics, this.logger) : undefined;
       const d = new NodeDelivery(key, client, this.log, this.config, this.logger, this.metrics, {
         onApplied: (_node, entries) => this.applied(entries),
-      });
+      }, refresher);
       this.deliveries.set(key, d);
       void d.start();
     }

@@ -16,6 +16,7 @@ import { healthRoute } from './routes/health.js';
 import { metricsRoute } from './routes/metrics.js';
 import { purgeRoute } from './routes/purge.js';
 import { receiptsRoute } from './routes/receipts.js';
+import { siteReceiptsRoute } from './routes/site-receipts.js';
 import { BearerHeaders } from './schemas.js';
 import type { StreamLog } from '../store/stream-log.js';
 
@@ -79,7 +80,9 @@ export async function buildApp(deps: AppDeps) {
     });
     await app.register(eventsRoute, { ingest });
     await app.register(purgeRoute, { ingest });
-    await app.register(receiptsRoute, { log: deps.log, liveNodeMaxAgeMs: Math.max(10_000, config.pollMs * 5) });
+    const liveNodeMaxAgeMs = Math.max(10_000, config.pollMs * 5);
+    await app.register(receiptsRoute, { log: deps.log, liveNodeMaxAgeMs });
+    await app.register(siteReceiptsRoute, { log: deps.log, liveNodeMaxAgeMs });
   }
   return app;
 }

@@ -7,15 +7,21 @@ import { secretAllowsSite, verifySignature, type WebhookSecret } from '../ingest
 import { bearerMatches, bearerOf } from './bearer.js';
 import { HttpError } from './errors.js';
 
-/** none: open; read: read or operator bearer token; operator: operator bearer token; webhook: Standard Webhooks signature */
-export type AuthKind = 'none' | 'read' | 'operator' | 'webhook';
+/**
+ * none: open; read: read or operator bearer token; operator: operator bearer token; webhook:
+ * Standard Webhooks signature by a secret allowed for the body's site; site-read: the same
+ * signature and check, for reading that site's receipts (not counted as received events).
+ */
+export type AuthKind = 'none' | 'read' | 'operator' | 'webhook' | 'site-read';
+
+const signed = (auth: AuthKind | undefined): boolean => auth === 'webhook' || auth === 'site-read';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthKind;
   }
   interface FastifyRequest {
-    /** webhook routes: the secrets whose signature matched */
+    /** signed routes: the secrets whose signature matched */
     signers: WebhookSecret[] | undefined;
   }
 }
@@ -48,8 +54,8 @@ function checkOperator(header: string | undefined, token: string | undefined): v
 
 export function registerAuth(app: FastifyInstance, opts: AuthOptions): void {
   const readTokens = [opts.readToken, opts.operatorToken].filter((t): t is string => t !== undefined);
-  const unauthorized = (err: unknown): never => {
-    opts.metrics.eventsReceived.inc({ outcome: 'unauthorized' });
+  const unauthorized = (err: unknown, auth: AuthKind | undefined): never => {
+    if (auth !== 'site-read') opts.metrics.eventsReceived.inc({ outcome: 'unauthorized' });
     throw err;
   };
   app.decorateRequest('signers', undefined);
@@ -67,14 +73,15 @@ export function registerAuth(app: FastifyInstance, opts: AuthOptions): void {
       try {
         checkOperator(request.headers.authorization, opts.operatorToken);
       } catch (err) {
-        unauthorized(err);
+        unauthorized(err, auth);
       }
     }
   });
 
   // Signatures are over the exact bytes, so they are checked before parsing or validating.
   app.addHook('preValidation', async (request) => {
-    if (authOf(request) !== 'webhook') return;
+    const auth = authOf(request);
+    if (!signed(auth)) return;
     const raw = request.body as unknown;
     if (!Buffer.isBuffer(raw)) throw new HttpError(415, 'unsupported_media_type', 'Content-Type must be application/json');
     const h = request.headers;
@@ -87,17 +94,20 @@ export function registerAuth(app: FastifyInstance, opts: AuthOptions): void {
     );
     if (!result.ok) {
       request.log.warn({ webhookId: one(h['webhook-id']), reason: result.message }, 'webhook signature rejected');
-      unauthorized(new HttpError(401, 'signature', result.message));
+      unauthorized(new HttpError(401, 'signature', result.message), auth);
     } else request.signers = result.matched;
   });
 
-  // A secret bound to one site (site=whsec_… in PURGER_WEBHOOK_SECRETS) cannot purge another.
+  // A secret bound to one site (site=whsec_… in PURGER_WEBHOOK_SECRETS) can neither purge
+  // another site nor read its receipts.
   app.addHook('preHandler', async (request) => {
-    if (authOf(request) !== 'webhook') return;
-    const body = request.body as { site: string; events: unknown[] };
+    const auth = authOf(request);
+    if (!signed(auth)) return;
+    const body = request.body as { site: string; events?: unknown[] };
     if (!secretAllowsSite(request.signers ?? [], body.site)) {
-      opts.metrics.eventsReceived.inc({ outcome: 'forbidden' }, body.events.length);
-      throw new HttpError(403, 'forbidden_site', `the secret that signed this request is not allowed to invalidate site "${body.site}"`, '/site');
+      if (auth === 'webhook') opts.metrics.eventsReceived.inc({ outcome: 'forbidden' }, body.events?.length ?? 0);
+      const what = auth === 'webhook' ? 'invalidate' : 'read the receipts of';
+      throw new HttpError(403, 'forbidden_site', `the secret that signed this request is not allowed to ${what} site "${body.site}"`, '/site');
     }
   });
 }

@@ -32,16 +32,19 @@ export function describeValidation(v: ValidationIssue): { field: string; message
       return { field: `${v.instancePath}/${String(p.additionalProperty)}`, message: `unknown field "${String(p.additionalProperty)}"` };
     case 'pattern':
       if (/\/urls\/\d+$/.test(field)) return { field, message: 'URL must be printable ASCII without spaces (percent-encode anything else)' };
+      if (/\/refresh\/\d+$/.test(field)) return { field, message: 'refresh URL must be printable ASCII without spaces (percent-encode anything else)' };
       if (/\/tags\/\d+$/.test(field)) return { field, message: `tag must match ${String(p.pattern)} (letters, digits and _.:- only)` };
       if (field === '/id') return { field, message: 'event id must be 1 to 128 characters: letters, digits and _.:- only' };
       if (field === '/site') return { field, message: 'site must be a normalized host[:port]: lower-case, no trailing dot, no :80/:443' };
       if (/\/time$/.test(field)) return { field, message: 'not an RFC 3339 date-time (e.g. 2026-11-22T10:00:00Z)' };
       return { field, message: `must match ${String(p.pattern)}` };
     case 'maxItems':
+      if (/\/refresh$/.test(field)) return { field, message: `too many refresh URLs: at most ${String(p.limit)} per event, most important first` };
       return { field, message: `too many items: at most ${String(p.limit)}` };
     case 'minItems':
       return { field, message: `needs at least ${String(p.limit)} item(s)` };
     case 'maxLength':
+      if (/\/refresh\/\d+$/.test(field)) return { field, message: `refresh URL too long: at most ${String(p.limit)} characters` };
       return { field, message: `too long: at most ${String(p.limit)} characters` };
     default:
       return { field, message: v.message ?? 'invalid' };

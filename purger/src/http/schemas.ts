@@ -9,6 +9,8 @@ export const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
 export const URL_PATTERN = '^[!-~]+$';
 export const RFC3339_SRC = RFC3339.source;
 export const SITE_PATTERN_SRC = SITE_PATTERN.source;
+/** most `refresh` URLs one event may carry */
+export const MAX_REFRESH_URLS = 50;
 
 const EventFields = {
   kind: Type.Union([Type.Literal('urls'), Type.Literal('tags'), Type.Literal('prefix'), Type.Literal('all')], {
@@ -23,6 +25,12 @@ const EventFields = {
   tags: Type.Optional(Type.Array(Type.String({ pattern: KEY_PATTERN }), { minItems: 1, description: 'at most PURGER_MAX_URLS_PER_EVENT (default 1000); beyond it 413' })),
   soft: Type.Optional(Type.Boolean({ default: false })),
   reason: Type.Optional(Type.String({ maxLength: 500 })),
+  refresh: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 2048, pattern: URL_PATTERN }), {
+      maxItems: MAX_REFRESH_URLS,
+      description: 'pages each node re-fetches after applying the event, if readers requested them recently; most important first (docs/protocol.md §1)',
+    }),
+  ),
 };
 
 export const WebhookEvent = Type.Object(
@@ -105,3 +113,36 @@ export const Receipt = Type.Object({
   nodes: Type.Array(NodeReceipt),
 });
 export type ReceiptT = Static<typeof Receipt>;
+
+/** most event ids one POST /v1/receipts may ask about */
+export const MAX_RECEIPT_IDS = 100;
+
+export const SiteReceiptsBody = Type.Object(
+  { site: Site, ids: Type.Array(Type.String({ pattern: ID_PATTERN }), { minItems: 1, maxItems: MAX_RECEIPT_IDS, description: "the site's event ids" }) },
+  { additionalProperties: false },
+);
+export type SiteReceiptsBodyT = Static<typeof SiteReceiptsBody>;
+
+const NodeSummary = Type.Object({
+  node: Type.String(),
+  state: Type.Union([Type.Literal('applied'), Type.Literal('pending'), Type.Literal('failed')], {
+    description: 'applied: every found event applied (or skipped) there; failed: one failed; pending otherwise',
+  }),
+  at: Type.Optional(Type.String({ description: 'the latest time it applied one of the events' })),
+  error: Type.Optional(Type.String()),
+  detail: Type.Optional(Type.String()),
+});
+
+export const SiteReceipts = Type.Object({
+  site: Type.String(),
+  total: Type.Integer({ description: 'nodes' }),
+  live: Type.Integer({ description: 'nodes on which every found event is applied or skipped' }),
+  complete: Type.Boolean({ description: 'live == total and every id found' }),
+  changedAt: Type.Optional(Type.String({ description: 'the earliest `time` of the found events' })),
+  liveAt: Type.Optional(Type.String({ description: 'when complete: the latest time a node applied one of them' })),
+  ms: Type.Optional(Type.Integer({ minimum: 0, description: 'when complete: liveAt - changedAt' })),
+  missing: Type.Array(Type.String(), { description: 'ids not (yet) in the log' }),
+  nodes: Type.Array(NodeSummary),
+  events: Type.Array(Receipt),
+});
+export type SiteReceiptsT = Static<typeof SiteReceipts>;

@@ -15,6 +15,7 @@ export interface InputEvent {
   soft?: boolean;
   reason?: string;
   time?: string;
+  refresh?: string[];
 }
 
 /** One event as stored in the log and read by workers. `paths` are path+query for urls/prefix. */
@@ -29,6 +30,10 @@ export interface StoredEvent {
   time: string;
   /** ms since epoch when the ingest stored it */
   acceptedAt: number;
+  /** path+query of the pages nodes re-fetch once they applied it, most important first (absent in events stored before refreshes) */
+  refresh?: string[];
+  /** the refresh URLs were https: nodes fill the copy readers behind a TLS terminator get */
+  refreshHttps?: true;
 }
 
 /**
@@ -72,6 +77,12 @@ export function toStoredEvent(
   if (input.time !== undefined && (!RFC3339.test(input.time) || Number.isNaN(Date.parse(input.time)))) {
     return { field: `${base}/time`, message: 'not an RFC 3339 date-time (e.g. 2026-11-22T10:00:00Z)' };
   }
+  if (input.refresh !== undefined) {
+    const refresh = refreshPaths(input.refresh, site, base);
+    if (!('paths' in refresh)) return refresh;
+    if (refresh.paths.length > 0) stored.refresh = refresh.paths;
+    if (refresh.https) stored.refreshHttps = true;
+  }
   switch (input.kind) {
     case 'urls':
     case 'prefix': {
@@ -110,4 +121,23 @@ export function toStoredEvent(
       }
       return stored;
   }
+}
+
+/**
+ * The `refresh` URLs as paths, duplicates dropped, order kept, and whether they are https (one
+ * scheme per event: the copy nodes fill is the one readers of that scheme get); or the first bad URL.
+ * Allowed on every kind.
+ */
+function refreshPaths(urls: readonly string[], site: string, base: string): { paths: string[]; https: boolean } | FieldError {
+  const paths = new Set<string>();
+  const https = urls.length > 0 && /^https:/i.test(urls[0]!);
+  for (let i = 0; i < urls.length; i++) {
+    const p = urlToPath(urls[i]!, site);
+    if (typeof p !== 'string') return { field: `${base}/refresh/${i}`, message: `refresh URL: ${p.message}` };
+    if (/^https:/i.test(urls[i]!) !== https) {
+      return { field: `${base}/refresh/${i}`, message: `refresh URLs of one event share one scheme: the first is ${https ? 'https' : 'http'}, this one is not` };
+    }
+    paths.add(p);
+  }
+  return { paths: [...paths], https };
 }

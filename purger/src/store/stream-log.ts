@@ -326,20 +326,37 @@ export class StreamLog {
     return found;
   }
 
+  /**
+   * The receipts of several events of one site, in the order of `ids` (undefined: none), in one
+   * round trip. A receipt written before ids were scoped by site counts when it names this site.
+   */
+  async siteReceipts(site: string, ids: readonly string[]): Promise<(Record<string, string> | undefined)[]> {
+    const p = this.redis.pipeline();
+    for (const id of ids) p.hgetall(this.eventKey(eventRef(site, id))).hgetall(this.legacyEventKey(id));
+    const res = (await p.exec()) ?? [];
+    for (const [err] of res) if (err) throw err;
+    return ids.map((_, i) => {
+      const scoped = res[2 * i]![1] as Record<string, string>;
+      if (scoped.s) return scoped;
+      const legacy = res[2 * i + 1]![1] as Record<string, string>;
+      if (!legacy.s) return undefined;
+      return (JSON.parse(legacy.m ?? legacy.e ?? '{}') as { site?: string }).site === site ? legacy : undefined;
+    });
+  }
+
   /** The event at one stream id, while the log still has it (receipts show its reason). */
   async entry(streamId: string): Promise<StoredEvent | undefined> {
-    const [first] = await this.redis.xrange(this.stream, streamId, streamId, 'COUNT', 1);
-    const f = first?.[1] ?? [];
-    for (let i = 0; i + 1 < f.length; i += 2) {
-      if (f[i] === 'e') {
-        try {
-          return JSON.parse(f[i + 1]!) as StoredEvent;
-        } catch {
-          return undefined;
-        }
-      }
-    }
-    return undefined;
+    return (await this.entries([streamId]))[0];
+  }
+
+  /** The events at these stream ids (undefined where the log no longer has one), in one round trip. */
+  async entries(streamIds: readonly string[]): Promise<(StoredEvent | undefined)[]> {
+    if (streamIds.length === 0) return [];
+    const p = this.redis.pipeline();
+    for (const id of streamIds) p.xrange(this.stream, id, id, 'COUNT', 1);
+    const res = (await p.exec()) ?? [];
+    for (const [err] of res) if (err) throw err;
+    return res.map(([, r]) => eventOfFields((r as [string, string[]][])[0]?.[1] ?? []));
   }
 
   /** Redis memory and the log's length, for the metrics that warn before maxmemory is reached. */
@@ -352,4 +369,17 @@ export class StreamLog {
     const field = (name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
     return { usedBytes: field('used_memory'), maxBytes: field('maxmemory'), streamEntries: Number(res[1]![1]) };
   }
+}
+
+/** The event in a log entry's fields, undefined when it has none or it is not JSON. */
+function eventOfFields(f: string[]): StoredEvent | undefined {
+  for (let i = 0; i + 1 < f.length; i += 2) {
+    if (f[i] !== 'e') continue;
+    try {
+      return JSON.parse(f[i + 1]!) as StoredEvent;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }

@@ -15,7 +15,7 @@ class MultisiteTest extends VE_TestCase {
 			add_filter( "wp_redirect", static function ( $to ) { throw new RuntimeException( "redirect" ); }, 1 );
 			wp_set_current_user( $ve["subadmin"] );
 			$p     = \VarnishEdge\Plugin::instance();
-			$admin = new \VarnishEdge\Admin_Page( $p->settings, $p->outbox, $p->delivery, $p->queue, $p->manual );
+			$admin = new \VarnishEdge\Admin_Page( $p->settings, $p->outbox, $p->delivery, $p->queue, $p->manual, $p->live_log, $p->live );
 			$_GET  = $_REQUEST = array( "scope" => "all", "_wpnonce" => wp_create_nonce( "varnish_edge_purge_all" ) );
 			try {
 				$admin->handle_purge(); // The admin bar "Purge whole site" link, as the sub-site administrator.
@@ -38,7 +38,8 @@ class MultisiteTest extends VE_TestCase {
 		$this->assertFalse( $report['super'] );
 		$this->assertSame( 0, $report['pending'] );
 
-		$hooks = Environment::webhooks();
+		// The admin bar purge also asked for its receipts (POST /v1/receipts, which the receiver does not answer).
+		$hooks = array_values( array_filter( Environment::webhooks(), static fn( $hook ) => '/v1/events' === $hook['path'] ) );
 		$this->assertCount( 2, $hooks );
 		foreach ( $hooks as $hook ) {
 			$this->assertSame( 202, $hook['status'] );
@@ -70,7 +71,7 @@ class MultisiteTest extends VE_TestCase {
 			'/sub/',
 			'
 			$settings = new \VarnishEdge\Settings();
-			$page     = new \VarnishEdge\Admin_Page( $settings, \VarnishEdge\Plugin::instance()->outbox, \VarnishEdge\Plugin::instance()->delivery, \VarnishEdge\Plugin::instance()->queue, \VarnishEdge\Plugin::instance()->manual );
+			$page     = new \VarnishEdge\Admin_Page( $settings, \VarnishEdge\Plugin::instance()->outbox, \VarnishEdge\Plugin::instance()->delivery, \VarnishEdge\Plugin::instance()->queue, \VarnishEdge\Plugin::instance()->manual, \VarnishEdge\Plugin::instance()->live_log, \VarnishEdge\Plugin::instance()->live );
 			$before   = $settings->stored()["purger_url"];
 			$out      = array( "before" => $before );
 

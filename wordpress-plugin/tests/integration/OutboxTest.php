@@ -298,7 +298,7 @@ class OutboxTest extends VE_TestCase {
 		$this->assertSame( 'critical', $health['status'] );
 		$this->assertStringContainsString( 'refused by the purger', $health['description'] );
 		$this->assertStringContainsString( 'HTTP 400', $health['description'] );
-		$admin = new \VarnishEdge\Admin_Page( Plugin::instance()->settings, $outbox, $delivery, Plugin::instance()->queue, Plugin::instance()->manual );
+		$admin = new \VarnishEdge\Admin_Page( Plugin::instance()->settings, $outbox, $delivery, Plugin::instance()->queue, Plugin::instance()->manual, Plugin::instance()->live_log, Plugin::instance()->live );
 		ob_start();
 		$admin->render();
 		$html = ob_get_clean();

@@ -53,6 +53,35 @@ class EventBuilderTest extends \PHPUnit\Framework\TestCase {
 		$this->assertSame( $grammar['key']['valid'], $events[0]['tags'] );
 	}
 
+	/** The pages to re-fetch ride on the last event: at most 50, in order, this site's only, once each. */
+	public function test_refresh_urls_ride_on_the_last_event(): void {
+		$urls = array( 'http://example.com/first/', 'http://evil.test/x', 'http://example.com/first/#top', 'http://example.com/ü/' );
+		for ( $i = 0; $i < 60; $i++ ) {
+			$urls[] = "http://example.com/p$i/";
+		}
+		$inv    = ( new Invalidation() )->tags( array( 'ns-p-1' ) )->urls( array( 'http://example.com/first/' ) )->refresh( $urls );
+		$events = Event_Builder::build( $inv, 'example.com', new Key_Scheme( 'ns' ), time() );
+		$this->assertCount( 2, $events );
+		$this->assertArrayNotHasKey( 'refresh', $events[0] );
+		$refresh = $events[1]['refresh'];
+		$this->assertCount( 50, $refresh );
+		$this->assertSame( array( 'http://example.com/first/', 'http://example.com/%C3%BC/', 'http://example.com/p0/' ), array_slice( $refresh, 0, 3 ) );
+		$this->assertSame( 'http://example.com/p47/', $refresh[49] );
+
+		$all = Event_Builder::build( ( new Invalidation() )->everything()->refresh( array( 'http://example.com/' ) ), 'example.com', new Key_Scheme( 'ns' ), time() );
+		$this->assertSame( array( 'http://example.com/' ), $all[0]['refresh'] );
+		$none = Event_Builder::build( ( new Invalidation() )->tags( array( 'ns-p-1' ) ), 'example.com', new Key_Scheme( 'ns' ), time() );
+		$this->assertArrayNotHasKey( 'refresh', $none[0], 'no field without pages to refresh' );
+	}
+
+	public function test_merged_refresh_lists_keep_the_first_one_s_order(): void {
+		$a = ( new Invalidation() )->refresh( array( 'u1', 'u2' ) );
+		$a->merge( ( new Invalidation() )->refresh( array( 'u3', 'u1' ) )->refresh_site() );
+		$this->assertSame( array( 'u1', 'u2', 'u3' ), array_keys( $a->refresh ) );
+		$this->assertTrue( $a->refresh_site );
+		$this->assertTrue( ( new Invalidation() )->refresh( array( 'u1' ) )->is_empty(), 'a refresh alone invalidates nothing' );
+	}
+
 	public function test_empty_invalidation_builds_nothing(): void {
 		$this->assertSame( array(), Event_Builder::build( new Invalidation(), 'example.com', new Key_Scheme( 'ns' ), time() ) );
 		$this->assertTrue( ( new Invalidation() )->is_empty() );

@@ -141,6 +141,45 @@ class PostChangePolicyTest extends \PHPUnit\Framework\TestCase {
 		$this->assertTrue( $this->policy->post_changed( 7, 'post', $this->post(), $this->edited( 'Other' ) )->is_empty(), 'a type without public pages' );
 	}
 
+	/** An edit re-fetches the post first, then the front pages, the archives it left and entered, the feed. */
+	public function test_an_edit_refreshes_the_post_its_front_pages_archives_and_feed_in_that_order(): void {
+		$inv = $this->policy->invalidation( $this->post(), $this->edited( 'Other words', array( 'terms' => array( 'category' => array( 3 ), 'post_tag' => array( 4 ) ) ) ) );
+		$this->assertSame(
+			array( 'http://example.com/hello/', 'http://example.com/', 'http://example.com/blog/', 'http://example.com/category/t1/', 'http://example.com/category/t3/', 'http://example.com/post_tag/t4/', 'http://example.com/feed/' ),
+			array_keys( $inv->refresh )
+		);
+		$this->assertFalse( $inv->refresh_site );
+
+		$moved = $this->policy->invalidation( $this->post(), $this->post( array( 'name' => 'moved', 'url' => 'http://example.com/moved/' ) ) );
+		$this->assertSame( 'http://example.com/moved/', array_key_first( $moved->refresh ) );
+		$this->assertArrayNotHasKey( 'http://example.com/hello/', $moved->refresh, 'the old address redirects now' );
+
+		$same = $this->policy->invalidation( $this->post(), $this->post() );
+		$this->assertSame( array( 'http://example.com/hello/' ), array_keys( $same->refresh ), 'a save that changes nothing shown refreshes the post only' );
+
+		$this->facts->hierarchical = array( 'page' );
+		$page                      = $this->policy->invalidation( $this->post( array( 'type' => 'page', 'terms' => array() ) ), $this->edited( 'x', array( 'type' => 'page', 'terms' => array() ) ) );
+		$this->assertSame( array( 'http://example.com/hello/', 'http://example.com/', 'http://example.com/blog/' ), array_keys( $page->refresh ), 'pages are not in the feed' );
+	}
+
+	public function test_publishing_refreshes_the_new_post_and_unpublishing_never_its_own_url(): void {
+		$published = $this->policy->invalidation( $this->post( array( 'status' => 'draft' ) ), $this->post() );
+		$this->assertSame( array( 'http://example.com/hello/', 'http://example.com/', 'http://example.com/blog/', 'http://example.com/category/t1/', 'http://example.com/feed/' ), array_keys( $published->refresh ) );
+
+		foreach ( array( 'unpublished' => $this->post( array( 'status' => 'draft' ) ), 'trashed' => $this->post( array( 'status' => 'trash' ) ), 'deleted' => null ) as $what => $after ) {
+			$gone = $this->policy->invalidation( $this->post(), $after );
+			$this->assertSame( array( 'http://example.com/', 'http://example.com/blog/', 'http://example.com/category/t1/', 'http://example.com/feed/' ), array_keys( $gone->refresh ), $what );
+		}
+		$this->assertSame( array(), $this->policy->invalidation( $this->post( array( 'status' => 'draft' ) ), $this->post( array( 'status' => 'private' ) ) )->refresh, 'never public' );
+	}
+
+	public function test_menu_items_and_navigation_refresh_the_whole_site_s_pages(): void {
+		$this->facts->viewable = array();
+		foreach ( array( 'nav_menu_item', 'wp_navigation' ) as $type ) {
+			$this->assertTrue( $this->policy->post_changed( 9, $type, null, $this->post( array( 'type' => $type ) ) )->refresh_site, $type );
+		}
+	}
+
 	public function test_menus_templates_and_reusable_blocks_by_type(): void {
 		$this->facts->viewable = array();
 		$menu                  = $this->policy->post_changed( 9, 'nav_menu_item', null, $this->post( array( 'type' => 'nav_menu_item' ) ) );
@@ -189,5 +228,17 @@ class Table_Post_Facts implements Post_Facts {
 
 	public function has_at_most_one_public_post( int $author ): bool {
 		return in_array( $author, $this->sole_authors, true );
+	}
+
+	public function front_urls(): array {
+		return array( 'http://example.com/', 'http://example.com/blog/' );
+	}
+
+	public function term_url( int $term_id, string $taxonomy ): string {
+		return "http://example.com/$taxonomy/t$term_id/";
+	}
+
+	public function feed_url(): string {
+		return 'http://example.com/feed/';
 	}
 }

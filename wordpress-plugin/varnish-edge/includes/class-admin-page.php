@@ -15,6 +15,11 @@ class Admin_Page {
 
 	const SLUG = 'varnish-edge';
 
+	/**
+	 * Longest wait, in seconds, for an admin bar purge to be live on every edge node.
+	 */
+	const LIVE_WAIT = 5;
+
 	/** @var Settings */
 	private $settings;
 	/** @var Outbox_Store */
@@ -25,6 +30,10 @@ class Admin_Page {
 	private $queue;
 	/** @var Manual_Purge */
 	private $manual;
+	/** @var Live_Status_Log */
+	private $live_log;
+	/** @var Live_Status */
+	private $live;
 
 	/**
 	 * Constructor.
@@ -32,13 +41,18 @@ class Admin_Page {
 	 * @param Outbox_Store    $outbox   Pending batches and dead letters (status panel).
 	 * @param Outbox_Delivery $delivery Delivery status and "Deliver outbox now".
 	 * @param Event_Queue     $queue    Queue of the admin bar's purges.
+	 * @param Manual_Purge    $manual   What a purge asked for invalidates.
+	 * @param Live_Status_Log $live_log Where a purge's events are written down for the user.
+	 * @param Live_Status     $live     How far they got.
 	 */
-	public function __construct( Settings $settings, Outbox_Store $outbox, Outbox_Delivery $delivery, Event_Queue $queue, Manual_Purge $manual ) {
+	public function __construct( Settings $settings, Outbox_Store $outbox, Outbox_Delivery $delivery, Event_Queue $queue, Manual_Purge $manual, Live_Status_Log $live_log, Live_Status $live ) {
 		$this->settings = $settings;
 		$this->outbox   = $outbox;
 		$this->delivery = $delivery;
 		$this->queue    = $queue;
 		$this->manual   = $manual;
+		$this->live_log = $live_log;
+		$this->live     = $live;
 	}
 
 	/**
@@ -332,7 +346,8 @@ class Admin_Page {
 	}
 
 	/**
-	 * admin-post `varnish_edge_purge` (admin bar): scope `all` or `url`.
+	 * admin-post `varnish_edge_purge` (admin bar): scope `all` or `url`. Sent at once; the notice
+	 * after the redirect says where it is live (waiting up to LIVE_WAIT seconds for the edge).
 	 */
 	public function handle_purge(): never {
 		$scope = isset( $_GET['scope'] ) && 'url' === $_GET['scope'] ? 'url' : 'all'; // Nonce checked in guard(), next line.
@@ -352,6 +367,16 @@ class Admin_Page {
 			$this->finish( 'error', __( 'Nothing was purged: the purger is not configured.', 'varnish-edge' ), $back );
 		}
 		$this->queue->add( $inv );
-		$this->finish( 'success', 'url' === $scope ? __( 'Purge of this page queued.', 'varnish-edge' ) : __( 'Purge of the whole site queued.', 'varnish-edge' ), $back );
+		$at     = Live_Status_Log::now_ms();
+		$events = $this->queue->commit();
+		$report = $this->delivery->process();
+		$what   = 'url' === $scope ? __( 'Purge of this page', 'varnish-edge' ) : __( 'Purge of the whole site', 'varnish-edge' );
+		if ( $report['failed'] || $report['refused'] ) {
+			/* translators: 1: the purge, 2: why delivery failed. */
+			$this->finish( 'warning', sprintf( __( '%1$s queued; delivery failed: %2$s', 'varnish-edge' ), $what, $report['error'] ), $back );
+		}
+		$status = $this->live->wait( $this->live_log->record( get_current_user_id(), 0, $at, $events ), self::LIVE_WAIT );
+		/* translators: 1: the purge, 2: where it is live (Live on 3 of 3 edge nodes in 184 ms). */
+		$this->finish( 'live' === $status['state'] ? 'success' : 'warning', sprintf( __( '%1$s sent. %2$s', 'varnish-edge' ), $what, $status['message'] ), $back );
 	}
 }

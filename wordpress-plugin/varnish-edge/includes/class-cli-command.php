@@ -22,6 +22,11 @@ namespace VarnishEdge;
  */
 class CLI_Command {
 
+	/**
+	 * Longest wait, in seconds, for a purge to be live on every edge node.
+	 */
+	const LIVE_WAIT = 5;
+
 	/** @var callable(string,string):void Output sink: ($level, $message). */
 	private $out;
 
@@ -46,6 +51,9 @@ class CLI_Command {
 				case 'success':
 					\WP_CLI::success( $message );
 					break;
+				case 'warning':
+					\WP_CLI::warning( $message );
+					break;
 				default:
 					\WP_CLI::line( $message );
 			}
@@ -65,14 +73,15 @@ class CLI_Command {
 	/**
 	 * Write output.
 	 *
-	 * @param string $level line|success|error.
+	 * @param string $level line|success|warning|error.
 	 */
 	private function say( string $level, string $message ): void {
 		call_user_func( $this->out, $level, $message );
 	}
 
 	/**
-	 * Purge the whole site, a URL, a post, or surrogate keys; sent immediately.
+	 * Purge the whole site, a URL, a post, or surrogate keys; sent immediately, then waits (up to
+	 * 5 s) until every edge node applied it and says so.
 	 *
 	 * ## OPTIONS
 	 *
@@ -84,6 +93,10 @@ class CLI_Command {
 	 *
 	 * [--yes]
 	 * : Purge the whole site without asking for confirmation.
+	 *
+	 * [--[no-]wait]
+	 * : Wait up to 5 s for every edge node to apply it and say where it is live (default);
+	 * --no-wait returns once the purger accepted it.
 	 *
 	 * @param array $args       Positional.
 	 * @param array $assoc_args Named.
@@ -120,6 +133,7 @@ class CLI_Command {
 			return;
 		}
 		$plugin->queue->add( $inv );
+		$at     = Live_Status_Log::now_ms();
 		$events = $plugin->queue->commit();
 		$report = $plugin->delivery->process( true );
 		if ( $report['failed'] ) {
@@ -134,6 +148,11 @@ class CLI_Command {
 		}
 		/* translators: %d: number of events. */
 		$this->say( 'success', sprintf( __( 'Sent %d events.', 'varnish-edge' ), count( $events ) ) );
+		// WP-CLI hands --no-wait over as wait=false.
+		if ( false !== ( $assoc_args['wait'] ?? true ) ) {
+			$status = $plugin->live->wait( $plugin->live_log->record( get_current_user_id(), 0, $at, $events ), self::LIVE_WAIT );
+			$this->say( 'live' === $status['state'] ? 'success' : 'warning', $status['message'] );
+		}
 	}
 
 	/**

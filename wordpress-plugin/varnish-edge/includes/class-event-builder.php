@@ -12,12 +12,15 @@ namespace VarnishEdge;
  */
 class Event_Builder {
 
-	const MAX_ITEMS  = 1000;
-	const MAX_URLLEN = 2048;
+	const MAX_ITEMS   = 1000;
+	const MAX_URLLEN  = 2048;
+	const MAX_REFRESH = 50;
 
 	/**
 	 * Events for an invalidation. Per-object keys also carry their group keys; hard entries win
-	 * over soft duplicates; URLs of other hosts are dropped.
+	 * over soft duplicates; URLs of other hosts are dropped. The pages to re-fetch (at most
+	 * MAX_REFRESH, in priority order) ride on the last event, so a node refreshes them once it
+	 * applied everything before.
 	 *
 	 * @param Invalidation $inv    Invalidation.
 	 * @param string       $site   Normalized site host.
@@ -44,7 +47,7 @@ class Event_Builder {
 		};
 
 		if ( $inv->all ) {
-			return array( $make( 'all', array(), false ) );
+			return self::with_refresh( array( $make( 'all', array(), false ) ), $inv, $site );
 		}
 
 		$events    = array();
@@ -68,6 +71,22 @@ class Event_Builder {
 		}
 		foreach ( array_chunk( $prefixes, self::MAX_ITEMS ) as $chunk ) {
 			$events[] = $make( 'prefix', array( 'urls' => $chunk ), false );
+		}
+		return self::with_refresh( $events, $inv, $site );
+	}
+
+	/**
+	 * Events with the invalidation's pages to re-fetch on the last one.
+	 *
+	 * @param array<int,array<string,mixed>> $events Events.
+	 * @param Invalidation                   $inv    Invalidation.
+	 * @param string                         $site   Site host.
+	 * @return array<int,array<string,mixed>>
+	 */
+	private static function with_refresh( array $events, Invalidation $inv, string $site ): array {
+		$refresh = array_slice( self::clean_urls( array_keys( $inv->refresh ), $site ), 0, self::MAX_REFRESH );
+		if ( $events && $refresh ) {
+			$events[ count( $events ) - 1 ]['refresh'] = $refresh;
 		}
 		return $events;
 	}

@@ -100,12 +100,19 @@ class Event_Queue {
 		if ( $inv->is_empty() ) {
 			return array();
 		}
+		Refresh_Urls::resolve( $inv );
 		$scheme = new Key_Scheme( $this->settings->key_namespace() );
 		$site   = Settings::site_host( home_url() );
 		$events = Event_Builder::build( $inv, $site, $scheme, time() );
 		if ( $events && $this->settings->is_configured() ) {
 			$this->outbox->enqueue( $site, $events );
 		}
+		/**
+		 * The request's events, just stored in the outbox (not yet delivered).
+		 *
+		 * @param array<int,array<string,mixed>> $events Protocol events (empty: nothing changed).
+		 */
+		do_action( 'varnish_edge_events_committed', $events );
 		return $events;
 	}
 

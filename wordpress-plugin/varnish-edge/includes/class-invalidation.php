@@ -8,7 +8,8 @@
 namespace VarnishEdge;
 
 /**
- * Mergeable value object: keys and URLs, hard or soft, path prefixes, or the whole site.
+ * Mergeable value object: keys and URLs, hard or soft, path prefixes, or the whole site; and the
+ * pages each edge node re-fetches once it applied them (`refresh`, most important first).
  */
 class Invalidation {
 
@@ -26,6 +27,10 @@ class Invalidation {
 	public $all = false;
 	/** @var array<string,bool> */
 	public $reasons = array();
+	/** @var array<string,bool> Pages to re-fetch after the invalidation, in priority order. */
+	public $refresh = array();
+	/** @var bool Also re-fetch the pages every page links to (home, menus, newest posts): set for site-wide changes. */
+	public $refresh_site = false;
 
 	/**
 	 * Add keys.
@@ -88,6 +93,28 @@ class Invalidation {
 	}
 
 	/**
+	 * Pages to re-fetch once the invalidation is applied, most important first.
+	 *
+	 * @param string[] $urls URLs.
+	 */
+	public function refresh( array $urls ): static {
+		foreach ( $urls as $url ) {
+			if ( is_string( $url ) && '' !== $url ) {
+				$this->refresh[ $url ] = true;
+			}
+		}
+		return $this;
+	}
+
+	/**
+	 * Re-fetch the site's most visited pages too (resolved when the batch is built).
+	 */
+	public function refresh_site(): static {
+		$this->refresh_site = true;
+		return $this;
+	}
+
+	/**
 	 * Add a human-readable reason.
 	 */
 	public function reason( string $reason ): static {
@@ -105,7 +132,9 @@ class Invalidation {
 		$this->soft_urls += $other->soft_urls;
 		$this->prefixes  += $other->prefixes;
 		$this->reasons   += $other->reasons;
+		$this->refresh   += $other->refresh;
 		$this->all        = $this->all || $other->all;
+		$this->refresh_site = $this->refresh_site || $other->refresh_site;
 		return $this;
 	}
 

@@ -78,4 +78,33 @@ class Live_Post_Facts implements Post_Facts {
 		$types = array_values( get_post_types( array( 'show_in_rest' => true ) ) );
 		return (int) count_user_posts( $author, $types, true ) <= 1;
 	}
+
+	/**
+	 * The home page, then the posts page when the front is a static page.
+	 *
+	 * @return string[]
+	 */
+	public function front_urls(): array {
+		$urls  = array( home_url( '/' ) );
+		$posts = 'page' === get_option( 'show_on_front' ) ? (int) get_option( 'page_for_posts' ) : 0;
+		if ( $posts > 0 && 'publish' === get_post_status( $posts ) ) {
+			$urls[] = (string) get_permalink( $posts );
+		}
+		return $urls;
+	}
+
+	/**
+	 * The first page of a term's archive ('' when it has none).
+	 */
+	public function term_url( int $term_id, string $taxonomy ): string {
+		$url = get_term_link( $term_id, $taxonomy );
+		return is_string( $url ) ? $url : '';
+	}
+
+	/**
+	 * The main feed.
+	 */
+	public function feed_url(): string {
+		return (string) get_feed_link();
+	}
 }

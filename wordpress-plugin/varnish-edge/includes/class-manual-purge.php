@@ -60,7 +60,7 @@ class Manual_Purge {
 			/* translators: %s: site host. */
 			return new \WP_Error( 'varnish_edge_bad_url', sprintf( __( 'Only absolute URLs of this site (%s) can be purged.', 'varnish-edge' ), Settings::site_host( home_url() ) ) );
 		}
-		return ( new Invalidation() )->urls( array( $url ) )->reason( 'manual purge of a URL by ' . $who );
+		return ( new Invalidation() )->urls( array( $url ) )->refresh( array( $url ) )->reason( 'manual purge of a URL by ' . $who );
 	}
 
 	/**
@@ -101,7 +101,9 @@ class Manual_Purge {
 			return $post;
 		}
 		$state = Post_Snapshot::of( $post );
-		$inv   = $this->policy()->invalidation( $state, array_merge( $state, array( 'status' => 'draft' ) ) );
+		// Its own page first: the post stays public, only its cached copies go.
+		$inv = ( new Invalidation() )->refresh( 'publish' === $post->post_status ? array( $state['url'] ) : array() );
+		$inv->merge( $this->policy()->invalidation( $state, array_merge( $state, array( 'status' => 'draft' ) ) ) );
 		return $inv->reason( 'manual purge of post ' . $post->ID . ' by ' . $who );
 	}
 

@@ -27,6 +27,10 @@ class Plugin {
 	public readonly Rate_Limit $rate_limit;
 	/** @var Manual_Purge Purges asked for by people (admin bar, settings page, WP-CLI). */
 	public readonly Manual_Purge $manual;
+	/** @var Live_Status_Log Which events each person's recent actions produced. */
+	public readonly Live_Status_Log $live_log;
+	/** @var Live_Status How far an action's events got (the purger's receipts). */
+	public readonly Live_Status $live;
 
 	/**
 	 * Components that hook themselves into WordPress, in the order they register.
@@ -50,11 +54,14 @@ class Plugin {
 	 */
 	private function __construct() {
 		$this->settings   = new Settings();
+		$client           = new Webhook_Client( $this->settings );
 		$this->outbox     = new Outbox_Store();
-		$this->delivery   = new Outbox_Delivery( $this->outbox, new Webhook_Client( $this->settings ), $this->settings );
+		$this->delivery   = new Outbox_Delivery( $this->outbox, $client, $this->settings );
 		$this->queue      = new Event_Queue( $this->settings, $this->outbox, $this->delivery );
 		$this->rate_limit = new Rate_Limit( $this->queue );
 		$this->manual     = new Manual_Purge( $this->settings );
+		$this->live_log   = new Live_Status_Log();
+		$this->live       = new Live_Status( $this->settings, $client );
 
 		$keys = new Surrogate_Keys( $this->settings );
 		$site = new Site_Changes( $this->settings, $this->queue );
@@ -82,9 +89,13 @@ class Plugin {
 			$this->rate_limit,
 			$this->queue,
 			// People's tools.
-			new Admin_Page( $this->settings, $this->outbox, $this->delivery, $this->queue, $this->manual ),
+			new Admin_Page( $this->settings, $this->outbox, $this->delivery, $this->queue, $this->manual, $this->live_log, $this->live ),
 			new Admin_Bar(),
 			new Site_Health( $this->settings, $this->outbox ),
+			// How far each person's change got: recorded, answered, shown in the block editor.
+			$this->live_log,
+			new Live_Status_Route( $this->live_log, $this->live ),
+			new Editor_Live_Notice( $this->settings ),
 		);
 	}
 

@@ -85,7 +85,8 @@ class Post_Change_Policy {
 			return $inv;
 		}
 		if ( in_array( $type, self::MENU_TYPES, true ) ) {
-			return $inv->tags( array( $this->scheme->listing( 'menus' ) ), true )->reason( sprintf( 'menu item %d changed', $id ) );
+			// Every page shows the menus: its most visited pages are re-fetched at once.
+			return $inv->tags( array( $this->scheme->listing( 'menus' ) ), true )->refresh_site()->reason( sprintf( 'menu item %d changed', $id ) );
 		}
 		if ( in_array( $type, self::SITE_TYPES, true ) ) {
 			return $inv->everything()->reason( sprintf( '%s %d changed', $type, $id ) );
@@ -138,7 +139,7 @@ class Post_Change_Policy {
 		if ( ! $changed ) {
 			// The diff sees nothing visible (e.g. the block editor's second save): it spreads
 			// no further than the post itself and feeds (they print the modified time).
-			return $inv->reason( sprintf( 'post %d saved', $id ) );
+			return $inv->refresh( array( $after['url'] ) )->reason( sprintf( 'post %d saved', $id ) );
 		}
 		$inv->reason( sprintf( 'post %d updated (%s)', $id, implode( ', ', $changed ) ) );
 		$has = static function ( array $fields ) use ( $changed ): bool {
@@ -191,7 +192,7 @@ class Post_Change_Policy {
 		if ( 'page' === $type && $has( array( 'title', 'name', 'parent', 'menu_order' ) ) ) {
 			$inv->tags( array( $s->listing( 'pages' ) ), true );
 		}
-		return $inv;
+		return $this->refresh_pages( $inv, (string) $after['url'], $before, $after );
 	}
 
 	/**
@@ -227,7 +228,8 @@ class Post_Change_Policy {
 		$inv->reason( sprintf( 'post %d published', $id ) );
 		$inv->tags( $this->users_list_keys( array( $after['author'] ) ), true );
 		$inv->tags( array( $this->scheme->post( $id ), $this->scheme->rest_post( $id ) ) )->urls( array( $after['url'] ) ); // Drops a 404 cached at the new URL.
-		return $inv->tags( array_merge( $this->listing_keys( $after ), $this->neighbor_keys( $after ) ), true );
+		$inv->tags( array_merge( $this->listing_keys( $after ), $this->neighbor_keys( $after ) ), true );
+		return $this->refresh_pages( $inv, (string) $after['url'], $after );
 	}
 
 	/**
@@ -244,7 +246,34 @@ class Post_Change_Policy {
 		$inv->tags( array( $s->post( $id ), $s->rest_post( $id ), $s->post_listed( $id ), $s->post_linked( $id ), $s->post_feed( $id ), $s->post_author( $id ), $s->post_terms( $id ), $s->comments( $id ) ) );
 		$inv->urls( array( $before['url'] ) );
 		$inv->tags( array_merge( $this->listing_keys( $before ), $this->neighbor_keys( $before ) ) );
-		return $inv->tags( $this->users_list_keys( array( $before['author'] ) ) );
+		$inv->tags( $this->users_list_keys( array( $before['author'] ) ) );
+		return $this->refresh_pages( $inv, '', $before ); // Its own URL must 404 now, not be cached again.
+	}
+
+	/**
+	 * The pages each edge node re-fetches once the invalidation is applied, most read first: the
+	 * post's own page (while it is public), the front pages, the first page of each archive of
+	 * its terms, the main feed (for types it lists).
+	 *
+	 * @param Invalidation        $inv       Invalidation to add to.
+	 * @param string              $own       The post's URL ('' when it is no longer public).
+	 * @param array<string,mixed> ...$states Snapshots whose archives changed (before and after).
+	 */
+	private function refresh_pages( Invalidation $inv, string $own, array ...$states ): Invalidation {
+		$urls = array_merge( array( $own ), $this->facts->front_urls() );
+		$feed = false;
+		foreach ( $states as $state ) {
+			foreach ( (array) $state['terms'] as $tax => $ids ) {
+				foreach ( (array) $ids as $term_id ) {
+					$urls[] = $this->facts->term_url( (int) $term_id, (string) $tax );
+				}
+			}
+			$feed = $feed || $this->facts->is_listed( (string) $state['type'] );
+		}
+		if ( $feed ) {
+			$urls[] = $this->facts->feed_url();
+		}
+		return $inv->refresh( $urls );
 	}
 
 	/**

@@ -352,6 +352,7 @@ class Post_Changes extends Change_Handler {
 			$url = get_permalink( $post );
 			$inv->tags( array( $scheme->post( $id ), $scheme->rest_post( $id ) ) )
 				->urls( is_string( $url ) ? array( $url ) : array() )
+				->refresh( is_string( $url ) ? array( $url ) : array() )
 				->reason( $reason );
 		}
 		return $inv;

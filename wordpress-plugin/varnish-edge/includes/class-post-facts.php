@@ -52,4 +52,21 @@ interface Post_Facts {
 	 * public posts, so their first just published or their last just gone changes it.
 	 */
 	public function has_at_most_one_public_post( int $author ): bool;
+
+	/**
+	 * The site's front pages: the home page, then the posts page when the front is a static page.
+	 *
+	 * @return string[]
+	 */
+	public function front_urls(): array;
+
+	/**
+	 * The first page of a term's archive ('' when it has none).
+	 */
+	public function term_url( int $term_id, string $taxonomy ): string;
+
+	/**
+	 * The main feed.
+	 */
+	public function feed_url(): string;
 }

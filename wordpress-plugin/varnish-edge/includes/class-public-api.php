@@ -89,7 +89,7 @@ class Public_Api {
 		}
 		if ( $out ) {
 			// URLs on other hosts are dropped when the events are built.
-			$this->queue->add( ( new Invalidation() )->urls( $out, (bool) $soft )->reason( self::reason( $reason, 'URLs purged by code' ) ) );
+			$this->queue->add( ( new Invalidation() )->urls( $out, (bool) $soft )->refresh( $out )->reason( self::reason( $reason, 'URLs purged by code' ) ) );
 		}
 	}
 

@@ -93,6 +93,13 @@ class Settings {
 	}
 
 	/**
+	 * The receipts endpoint (where the site reads how far its events got).
+	 */
+	public function receipts_endpoint(): string {
+		return $this->purger_url() . '/v1/receipts';
+	}
+
+	/**
 	 * Configured secrets, first one signs.
 	 *
 	 * @return string[]

@@ -31,17 +31,18 @@ class Site_Changes extends Change_Handler {
 	}
 
 	/**
-	 * Menus (classic menus, menu items, locations): every page that renders a menu.
+	 * Menus (classic menus, menu items, locations): every page that renders a menu; the most
+	 * visited ones are re-fetched at once.
 	 */
 	public function menus_changed(): void {
-		$this->queue( ( new Invalidation() )->tags( array( $this->scheme()->listing( 'menus' ) ), true )->reason( 'menus changed' ) );
+		$this->queue( ( new Invalidation() )->tags( array( $this->scheme()->listing( 'menus' ) ), true )->refresh_site()->reason( 'menus changed' ) );
 	}
 
 	/**
 	 * Widgets: every page that renders a sidebar.
 	 */
 	public function widgets_changed(): void {
-		$this->queue( ( new Invalidation() )->tags( array( $this->scheme()->listing( 'widgets' ) ), true )->reason( 'widgets changed' ) );
+		$this->queue( ( new Invalidation() )->tags( array( $this->scheme()->listing( 'widgets' ) ), true )->refresh_site()->reason( 'widgets changed' ) );
 	}
 
 	/**

@@ -2,9 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { HttpError } from '../errors.js';
-import type { StoredEvent } from '../../ingest/event-model.js';
-import { ErrorReply, ID_PATTERN, BearerHeaders, Receipt, SITE_PATTERN_SRC, type ReceiptT } from '../schemas.js';
-import { compareIds, type ReceiptMeta, type StreamLog } from '../../store/stream-log.js';
+import { receiptStreamId, receiptView } from '../receipt-view.js';
+import { ErrorReply, ID_PATTERN, BearerHeaders, Receipt, SITE_PATTERN_SRC } from '../schemas.js';
+import type { StreamLog } from '../../store/stream-log.js';
 
 export interface ReceiptsRouteOptions {
   log: StreamLog;
@@ -44,37 +44,11 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
       if (found.length > 1) {
         throw new HttpError(409, 'ambiguous', `sites ${found.map((f) => f.site).join(', ')} each sent an event "${id}"; ask for one with ?site=<site>`, '/site');
       }
-      const h = found[0]?.fields ?? {};
-      if (!(h.m || h.e) || !h.s) throw new HttpError(404, 'not_found', `no event "${id}"${site !== undefined ? ` of site "${site}"` : ''} (unknown, or older than the receipt retention)`);
-      const streamId = h.s;
-      // (receipts written before receipts became small carry the whole event in `e`)
-      const meta = JSON.parse(h.m ?? h.e!) as ReceiptMeta;
-      const reason = h.e ? (JSON.parse(h.e) as StoredEvent).reason : (await opts.log.entry(streamId).catch(() => undefined))?.reason;
-      const names = new Set([...nodes.keys(), ...Object.keys(h).filter((k) => k.startsWith('n:')).map((k) => k.slice(2))]);
-      const out: ReceiptT['nodes'] = [];
-      for (const node of [...names].sort()) {
-        const r = h[`n:${node}`];
-        if (r) {
-          const v = JSON.parse(r) as { s: 'applied' | 'failed'; t: string; i?: number; e?: string };
-          out.push({ node, state: v.s, at: v.t, ...(v.i !== undefined ? { invalidated: v.i } : {}), ...(v.e ? { error: v.e } : {}) });
-          continue;
-        }
-        const c = nodes.get(node);
-        if (c && compareIds(c.cursor, streamId) >= 0) {
-          out.push({ node, state: 'skipped', detail: 'the node restarted with an empty cache, or got a site-wide ban after its cursor fell off the log' });
-        } else {
-          out.push({ node, state: 'pending', ...(c?.down ? { error: c.down.error, detail: `node failing since ${c.down.since}; retrying` } : {}) });
-        }
-      }
-      return {
-        id,
-        site: meta.site,
-        kind: meta.kind,
-        soft: meta.soft,
-        ...(reason !== undefined ? { reason } : {}),
-        acceptedAt: new Date(meta.acceptedAt).toISOString(),
-        nodes: out,
-      };
+      const h = found[0]?.fields;
+      const streamId = receiptStreamId(h);
+      if (!h || streamId === undefined) throw new HttpError(404, 'not_found', `no event "${id}"${site !== undefined ? ` of site "${site}"` : ''} (unknown, or older than the receipt retention)`);
+      const event = h.e ? undefined : await opts.log.entry(streamId).catch(() => undefined);
+      return receiptView(id, h, nodes, event);
     },
   );
 };

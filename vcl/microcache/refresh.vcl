@@ -1,0 +1,117 @@
+#
+# microcache/refresh.vcl: right after an edit, the purger asks each node to
+# fetch the pages it just invalidated (GET + X-Refresh, trusted like PURGE),
+# so the next reader gets the new page from the cache instead of waiting for
+# its render. Only pages readers looked up in the last minute are fetched:
+# anything else would be origin load nobody reads.
+# Protocol: docs/protocol.md §2 and vcl/README.md ("Refresh").
+#
+# Answers (X-Refresh): 204 skipped (no reader in the last 60 s, or the origin
+# keeps the URL out of the cache), 204 cached (a copy is there: a reader
+# refilled it, or the fetch this request queued behind did), the page itself
+# fetched, 503 failed (the origin failed; a stale copy stays for readers).
+# The refresh is an ordinary lookup, so it shares one fetch with readers'
+# misses. Which request is a refresh: var mc_refresh (no client can set it),
+# also its outcome.
+#
+
+import std;
+import var;
+import vsthrottle;
+
+# The same checks as PURGE (one rule for trusted senders). What is left is the
+# request an anonymous desktop reader with gzip makes, so it gets that
+# reader's cache key and copy: no cookie, credentials, device, condition or
+# range, and nothing of the purger's reaches the origin. A page no reader
+# looked up is not fetched (mc_refresh_recv_seen). x-mc-refresh is grace.vcl's
+# foreground refresh: a stale copy does not answer it (req.grace 0 s, so it
+# fetches after a soft purge) and an origin error does not replace that copy
+# (errors.vcl abandons the fetch).
+sub mc_refresh_recv_request {
+    if (!req.http.X-Refresh) {
+        return;
+    }
+    call mc_invalidate_allowed;
+    if (req.method != "GET") {
+        return (synth(400, "A refresh (X-Refresh) is a GET"));
+    }
+    # After mc_forwarded_recv: X-Refresh: https fills the copy readers behind
+    # a TLS terminator get (the purger reaches the node over plain HTTP).
+    if (req.http.X-Refresh == "https") {
+        set req.http.X-Forwarded-Proto = "https";
+    } elsif (req.http.X-Refresh != "1") {
+        return (synth(400, "X-Refresh must be 1 (this listener's scheme) or https"));
+    }
+    unset req.http.X-Refresh;
+    unset req.http.X-Purge-Token;
+    unset req.http.Cookie;
+    unset req.http.Authorization;
+    unset req.http.User-Agent;
+    unset req.http.If-Modified-Since;
+    unset req.http.If-None-Match;
+    unset req.http.Range;
+    set req.http.Accept-Encoding = "gzip";
+    if (vsthrottle.remaining("mc-seen " + req.http.host + req.url, 1, 60s) != 0) {
+        var.set("mc_refresh", "skipped");
+        return (synth(204, "No Content"));
+    }
+    var.set("mc_refresh", "fetched");
+    set req.http.x-mc-refresh = "1";
+}
+
+# Readers: every request that reaches here is looked up (passes and
+# invalidations returned earlier) and takes the page's one token for 60 s;
+# remaining() == 0 then means a reader took it in the last 60 s. One hash and
+# one lock per request; the vmod drops the buckets of pages nobody read for
+# 60 s. A restart is the same request, counted once.
+sub mc_refresh_recv_seen {
+    if (req.restarts == 0 && !var.get("mc_refresh")) {
+        if (vsthrottle.is_denied("mc-seen " + req.http.host + req.url, 1, 60s)) {
+        }
+    }
+}
+
+sub mc_refresh_hit {
+    if (var.get("mc_refresh")) {
+        var.set("mc_refresh", "cached");
+        return (synth(204, "No Content"));
+    }
+}
+
+# Hit-for-miss has two causes. The origin keeps the URL out of the cache: a
+# fetch would fill nothing, so skip. Or a reader's fetch began before this
+# host's last invalidation and was not kept (invalidate.vcl, 0.1 s): then the
+# page is exactly what the refresh is for. Refreshes follow their
+# invalidation at once, so a hit-for-miss within 1 s of one is the second.
+sub mc_refresh_miss {
+    if (!var.get("mc_refresh") || !req.is_hitmiss) {
+        return;
+    }
+    var.set("mc_refresh_now", "" + std.integer(real = (std.real(time = now) - 1700000000) * 1000000));
+    if (std.integer(var.get("mc_refresh_now"), 0) - std.integer(var.global_get("mc_invalidated_at " + req.http.host), 0) < 1000000 ||
+        std.integer(var.get("mc_refresh_now"), 0) - std.integer(var.global_get("mc_invalidated_at"), 0) < 1000000) {
+        return;
+    }
+    var.set("mc_refresh", "skipped");
+    return (synth(204, "No Content"));
+}
+
+sub mc_refresh_deliver {
+    if (var.get("mc_refresh")) {
+        set resp.http.X-Refresh = var.get("mc_refresh");
+    }
+}
+
+# Before mc_grace_synth: a failed refresh is reported, not answered with the
+# stale copy. A 204 has no body.
+sub mc_refresh_synth {
+    if (!var.get("mc_refresh")) {
+        return;
+    }
+    if (resp.status == 204) {
+        set resp.http.X-Refresh = var.get("mc_refresh");
+        return (deliver);
+    }
+    set resp.http.X-Refresh = "failed";
+    unset req.http.x-mc-refresh;
+}

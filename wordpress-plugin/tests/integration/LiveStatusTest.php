@@ -1,0 +1,207 @@
+<?php
+use VarnishEdge\CLI_Command;
+use VarnishEdge\Live_Status_Log;
+use VarnishEdge\Plugin;
+use VarnishEdge\Settings;
+
+/**
+ * The live status of a person's change: `GET /wp-json/varnish-edge/v1/live-status`, its
+ * permissions, and its message from the receipts of a real purger (testkit's Redis, Varnish and
+ * the built purger, with a secret bound to the test site) as nodes apply, or fail to apply, a save.
+ */
+class LiveStatusTest extends VE_TestCase {
+
+	/** @var resource|null The real purger's launcher (tests/support/purger-stack.mjs). */
+	private $stack;
+
+	/** @var array<int,resource> Its stdin and stdout. */
+	private $pipes = array();
+
+	/** @var array{url:string,nodes:string[]} Where it listens, its nodes. */
+	private $purger;
+
+	/** @var array<string,mixed> Settings before the test. */
+	private $saved;
+
+	protected function setUp(): void {
+		parent::setUp();
+		$this->saved = get_option( Settings::OPTION );
+	}
+
+	protected function tearDown(): void {
+		update_option( Settings::OPTION, $this->saved );
+		if ( $this->stack ) {
+			fclose( $this->pipes[0] ); // The launcher stops everything when its stdin closes.
+			fclose( $this->pipes[1] );
+			proc_close( $this->stack );
+			$this->stack = null;
+		}
+		wp_set_current_user( 1 );
+		parent::tearDown();
+	}
+
+	/** GET the route as a user (0: logged out). */
+	private function status( int $user, array $query = array() ): WP_REST_Response {
+		wp_set_current_user( $user );
+		$request = new WP_REST_Request( 'GET', '/varnish-edge/v1/live-status' );
+		foreach ( $query as $name => $value ) {
+			$request->set_param( $name, $value );
+		}
+		return rest_do_request( $request );
+	}
+
+	private function user( string $role ): int {
+		return (int) wp_insert_user( array( 'user_login' => $role . wp_generate_password( 6, false ), 'user_pass' => 'x', 'role' => $role ) );
+	}
+
+	public function test_who_may_read_the_status_of_what(): void {
+		$subscriber = $this->user( 'subscriber' );
+		$editor     = $this->user( 'editor' );
+		$alice      = self::$ids['alice'];
+		$admins     = self::$ids['alpha'];
+		$hers       = self::$ids['bravo'];
+
+		$this->assertSame( 401, $this->status( 0, array( 'post' => $hers ) )->get_status(), 'logged out' );
+		$this->assertSame( 403, $this->status( $subscriber, array( 'post' => $hers ) )->get_status(), 'a subscriber edits no post' );
+		$this->assertSame( 403, $this->status( $alice, array( 'post' => $admins ) )->get_status(), 'an author, another\'s post' );
+		$this->assertSame( 200, $this->status( $alice, array( 'post' => $hers ) )->get_status(), 'an author, her own post' );
+		$this->assertSame( 200, $this->status( $editor, array( 'post' => $hers ) )->get_status(), 'an editor edits others\' posts' );
+
+		$missing = $this->status( 1, array( 'post' => 999999 ) );
+		$this->assertSame( 404, $missing->get_status() );
+		$this->assertSame( 'There is no post with ID 999999.', $missing->get_data()['message'] );
+		foreach ( array( 'abc', '0', '-4', '1.5' ) as $bad ) {
+			$response = $this->status( 1, array( 'post' => $bad ) );
+			$this->assertSame( 400, $response->get_status(), $bad );
+			$this->assertSame( 'rest_invalid_param', $response->get_data()['code'], $bad );
+		}
+
+		$this->assertSame( 403, $this->status( $editor )->get_status(), 'manual purges: the purge capability' );
+		$this->assertSame( 200, $this->status( 1 )->get_status() );
+		wp_delete_user( $subscriber );
+		wp_delete_user( $editor );
+	}
+
+	public function test_a_save_is_written_down_with_the_events_it_produced(): void {
+		$id = self::$ids['charlie'];
+		wp_update_post( array( 'ID' => $id, 'post_content' => 'charlie ' . microtime( true ) ) );
+		$during = $this->status( 1, array( 'post' => $id ) )->get_data();
+		$this->assertSame( 'pending', $during['state'], 'asked before the batch is built' );
+		$this->assertSame( 'Sending to the purger…', $during['message'] );
+		$this->end_request();
+
+		$entry = Plugin::instance()->live_log->latest( 1, $id );
+		$this->assertSame( array_column( Environment::accepted_events(), 'id' ), $entry['ids'] );
+		$this->assertNull( Plugin::instance()->live_log->latest( self::$ids['alice'], $id ), 'per user' );
+
+		// The suite's receiver does not answer receipts: the status says so, as a 200.
+		$after = $this->status( 1, array( 'post' => $id ) );
+		$this->assertSame( 200, $after->get_status() );
+		$this->assertSame( 'failed', $after->get_data()['state'] );
+		$this->assertStringContainsString( 'Could not read the edge status', $after->get_data()['message'] );
+		$this->assertStringContainsString( 'options-general.php?page=varnish-edge', $after->get_data()['statusUrl'] );
+
+		$draft = self::$ids['draft'];
+		wp_update_post( array( 'ID' => $draft, 'post_content' => 'still a draft ' . microtime( true ) ) );
+		$this->end_request();
+		Plugin::instance()->live_log->on_shutdown();
+		$this->assertSame( 'none', $this->status( 1, array( 'post' => $draft ) )->get_data()['state'], 'a draft purges nothing' );
+	}
+
+	/** Starts the real purger and points the plugin at it. */
+	private function start_purger(): void {
+		$repo = dirname( __DIR__, 3 );
+		exec( 'STACK_DIR=' . escapeshellarg( Environment::$dir . '/purger-build' ) . ' bash ' . escapeshellarg( $repo . '/stack/services/purger.sh' ) . ' build 2>&1', $out, $rc );
+		$this->assertSame( 0, $rc, 'purger build: ' . implode( "\n", $out ) );
+		$this->stack = proc_open(
+			array( 'node', __DIR__ . '/../support/purger-stack.mjs' ),
+			array( 0 => array( 'pipe', 'r' ), 1 => array( 'pipe', 'w' ), 2 => array( 'file', Environment::$dir . '/purger-stack.log', 'a' ) ),
+			$this->pipes,
+			null,
+			array_merge(
+				getenv(),
+				array(
+					'SITE'      => Environment::site(),
+					'SECRET'    => Environment::SECRET,
+					'NAMESPACE' => Environment::NS,
+				)
+			)
+		);
+		$this->purger = json_decode( (string) fgets( $this->pipes[1] ), true );
+		$this->assertIsArray( $this->purger );
+		$this->assertArrayHasKey( 'url', $this->purger, (string) file_get_contents( Environment::$dir . '/purger-stack.log' ) );
+		update_option( Settings::OPTION, array_merge( $this->saved, array( 'purger_url' => $this->purger['url'] ) ) );
+	}
+
+	/** Tell the launcher to stop or start node 0. */
+	private function node( string $command ): void {
+		fwrite( $this->pipes[0], "$command 0\n" );
+		$this->assertSame( 'ok', trim( (string) fgets( $this->pipes[1] ) ) );
+	}
+
+	/** Ask the route until `$ok` holds (at most `$seconds`); the last answer. */
+	private function until( int $post, callable $ok, float $seconds ): array {
+		$until = microtime( true ) + $seconds;
+		do {
+			$data = $this->status( 1, array( 'post' => $post ) )->get_data();
+			if ( $ok( $data ) ) {
+				return $data;
+			}
+			usleep( 100000 );
+		} while ( microtime( true ) < $until );
+		$this->fail( 'no such status in time; last: ' . wp_json_encode( $data ) );
+	}
+
+	public function test_the_real_purger_says_live_names_a_node_that_is_down_and_live_again(): void {
+		$this->start_purger();
+		$node = $this->purger['nodes'][0];
+		$id   = self::$ids['echo'];
+
+		wp_update_post( array( 'ID' => $id, 'post_content' => 'echo live ' . microtime( true ) ) );
+		$this->end_request();
+		$live = $this->until( $id, static fn( $s ) => 'live' === $s['state'], 10 );
+		$this->assertMatchesRegularExpression( '/^Live on 1 of 1 edge node in \d+ ms$/', $live['message'] );
+		$this->assertSame( 1, $live['live'] );
+		$this->assertSame( 1, $live['total'] );
+		$this->assertLessThan( 10000, $live['ms'] );
+		$this->assertSame( $node, $live['nodes'][0]['node'] );
+		$this->assertSame( 'applied', $live['nodes'][0]['state'] );
+
+		$this->node( 'stop' );
+		wp_update_post( array( 'ID' => $id, 'post_content' => 'echo down ' . microtime( true ) ) );
+		$this->end_request();
+		$down = $this->until( $id, static fn( $s ) => 'partial' === $s['state'], 15 );
+		$this->assertStringStartsWith( "Live on 0 of 1 edge node; $node has not applied it: down (", $down['message'] );
+		$this->assertStringEndsWith( ', retrying', $down['message'] );
+
+		$this->node( 'start' );
+		$again = $this->until( $id, static fn( $s ) => 'live' === $s['state'], 20 );
+		$this->assertMatchesRegularExpression( '/^Live on 1 of 1 edge node in \d+ ms$/', $again['message'] );
+	}
+
+	public function test_manual_purges_wait_and_report_the_same_message(): void {
+		$this->start_purger();
+		$lines = array();
+		$cli   = new CLI_Command(
+			static function ( $level, $message ) use ( &$lines ) {
+				$lines[] = "$level: $message";
+			}
+		);
+		$cli->purge( array( 'url', home_url( '/about/' ) ) );
+		$this->assertSame( 'success: Sent 1 events.', $lines[0] );
+		$this->assertMatchesRegularExpression( '/^success: Live on 1 of 1 edge node in \d+ ms$/', $lines[1] );
+
+		$lines = array();
+		$cli->purge( array( 'url', home_url( '/about/' ) ), array( 'wait' => false ) );
+		$this->assertSame( array( 'success: Sent 1 events.' ), $lines, '--no-wait' );
+
+		$route = $this->status( 1 )->get_data();
+		$this->assertSame( 'live', $route['state'], 'the latest manual purge of the user' );
+
+		// A secret the purger does not hold for this site reads nothing.
+		update_option( Settings::OPTION, array_merge( get_option( Settings::OPTION ), array( 'secret' => 'whsec_' . base64_encode( str_repeat( 'k', 24 ) ) ) ) );
+		$status = Plugin::instance()->live->of( array( 'post' => 0, 'at' => Live_Status_Log::now_ms(), 'ids' => array( 'wp-x' ) ) );
+		$this->assertSame( 'failed', $status['state'] );
+		$this->assertStringContainsString( 'HTTP 401', $status['message'] );
+	}
+}

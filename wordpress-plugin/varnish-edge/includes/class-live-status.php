@@ -1,0 +1,215 @@
+<?php
+/**
+ * How far an action's events got: the message editors see.
+ *
+ * @package VarnishEdge
+ */
+
+namespace VarnishEdge;
+
+/**
+ * Reads the receipts of an action's events from the purger (POST /v1/receipts, signed with the
+ * site's own secret) and says, in one translated sentence, on how many edge nodes the change is
+ * live and, when not on all, which node has not applied it and why.
+ */
+class Live_Status {
+
+	const MAX_IDS = 100;
+
+	/**
+	 * How often `wait()` asks the purger, in microseconds.
+	 */
+	const POLL_US = 250000;
+
+	/** @var Settings */
+	private $settings;
+
+	/** @var Webhook_Client */
+	private $client;
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings       $settings Settings.
+	 * @param Webhook_Client $client   Signed requests to the purger.
+	 */
+	public function __construct( Settings $settings, Webhook_Client $client ) {
+		$this->settings = $settings;
+		$this->client   = $client;
+	}
+
+	/**
+	 * The status panel, where the outbox and the delivery errors are.
+	 */
+	public static function status_url(): string {
+		return admin_url( 'options-general.php?page=' . Admin_Page::SLUG . '#varnish-edge-status' );
+	}
+
+	/**
+	 * The status of an action (an entry of `Live_Status_Log`, or null when there is none).
+	 *
+	 * @param array{post:int,at:int,ids:string[]|null}|null $entry The action.
+	 * @return array{state:string,message:string,live:int,total:int,ms:int|null,nodes:array<int,array<string,mixed>>,statusUrl:string}
+	 */
+	public function of( ?array $entry ): array {
+		if ( ! $this->settings->is_configured() ) {
+			return $this->status( 'none', __( 'The purger is not configured: nothing is sent to the edge.', 'varnish-edge' ) );
+		}
+		if ( null === $entry ) {
+			return $this->status( 'none', __( 'No recent change of yours to report.', 'varnish-edge' ) );
+		}
+		if ( null === $entry['ids'] ) {
+			return $this->status( 'pending', __( 'Sending to the purger…', 'varnish-edge' ) );
+		}
+		if ( array() === $entry['ids'] ) {
+			return $this->status( 'none', __( 'Nothing was sent to the edge: this change does not show on public pages.', 'varnish-edge' ) );
+		}
+		$result = $this->client->receipts( Settings::site_host( home_url() ), array_slice( $entry['ids'], 0, self::MAX_IDS ) );
+		if ( ! $result['ok'] ) {
+			/* translators: %s: what failed. */
+			return $this->status( 'failed', sprintf( __( 'Could not read the edge status: %s', 'varnish-edge' ), $result['error'] ) );
+		}
+		return $this->from_receipts( $result['body'], (int) $entry['at'] );
+	}
+
+	/**
+	 * Ask until the action is live everywhere, cannot be told, or `$seconds` passed.
+	 *
+	 * @param array{post:int,at:int,ids:string[]|null} $entry   The action.
+	 * @param float                                    $seconds Longest wait.
+	 * @return array<string,mixed> The last status.
+	 */
+	public function wait( array $entry, float $seconds ): array {
+		$until = microtime( true ) + $seconds;
+		while ( true ) {
+			$status = $this->of( $entry );
+			$final  = in_array( $status['state'], array( 'live', 'none' ), true ) || ( 'failed' === $status['state'] && ! $status['total'] );
+			if ( $final || microtime( true ) + self::POLL_US / 1e6 > $until ) {
+				return $status;
+			}
+			usleep( self::POLL_US );
+		}
+	}
+
+	/**
+	 * The status the purger's answer tells (docs/protocol.md, receipts of a site).
+	 *
+	 * @param array<string,mixed> $answer The purger's answer.
+	 * @param int                 $at     When the action happened (ms).
+	 * @return array<string,mixed>
+	 */
+	public function from_receipts( array $answer, int $at ): array {
+		$total = (int) ( $answer['total'] ?? 0 );
+		$live  = (int) ( $answer['live'] ?? 0 );
+		$nodes = array();
+		foreach ( (array) ( $answer['nodes'] ?? array() ) as $node ) {
+			if ( is_array( $node ) && isset( $node['node'], $node['state'] ) ) {
+				$nodes[] = array_intersect_key( array_map( array( self::class, 'text' ), $node ), array_flip( array( 'node', 'state', 'at', 'error', 'detail' ) ) );
+			}
+		}
+		if ( ! empty( $answer['missing'] ) ) {
+			return $this->not_delivered( $at, $live, $total, $nodes );
+		}
+		if ( 0 === $total ) {
+			return $this->status( 'failed', __( 'The purger knows no edge node.', 'varnish-edge' ), 0, 0, $nodes );
+		}
+		if ( ! empty( $answer['complete'] ) ) {
+			$ms = self::ms( $answer, $at );
+			/* translators: 1: nodes where the change is live, 2: all nodes, 3: milliseconds from the change. */
+			$message = sprintf( _n( 'Live on %1$d of %2$d edge node in %3$d ms', 'Live on %1$d of %2$d edge nodes in %3$d ms', $total, 'varnish-edge' ), $live, $total, $ms );
+			return $this->status( 'live', $message, $live, $total, $nodes, $ms );
+		}
+		$state   = 'pending';
+		$reasons = array();
+		$waiting = array();
+		foreach ( $nodes as $node ) {
+			if ( 'failed' === $node['state'] ) {
+				$state = 'failed';
+				/* translators: 1: node name, 2: the error. */
+				$reasons[] = sprintf( __( '%1$s failed to apply it: %2$s', 'varnish-edge' ), $node['node'], $node['error'] ?? __( 'no reason given', 'varnish-edge' ) );
+			} elseif ( 'pending' === $node['state'] && isset( $node['error'] ) ) {
+				$state = 'failed' === $state ? $state : 'partial';
+				$reasons[] = false !== stripos( $node['detail'] ?? '', 'retrying' )
+					/* translators: 1: node name, 2: the error. */
+					? sprintf( __( '%1$s has not applied it: down (%2$s), retrying', 'varnish-edge' ), $node['node'], $node['error'] )
+					/* translators: 1: node name, 2: the error. */
+					: sprintf( __( '%1$s has not applied it: down (%2$s)', 'varnish-edge' ), $node['node'], $node['error'] );
+			} elseif ( 'pending' === $node['state'] ) {
+				$waiting[] = $node['node'];
+			}
+		}
+		if ( $waiting ) {
+			/* translators: %s: node names. */
+			$reasons[] = sprintf( __( 'waiting for %s', 'varnish-edge' ), implode( ', ', $waiting ) );
+		}
+		/* translators: 1: nodes where the change is live, 2: all nodes, 3: which nodes have not applied it and why. */
+		$message = sprintf( _n( 'Live on %1$d of %2$d edge node; %3$s', 'Live on %1$d of %2$d edge nodes; %3$s', $total, 'varnish-edge' ), $live, $total, implode( '; ', $reasons ) );
+		return $this->status( $state, $message, $live, $total, $nodes );
+	}
+
+	/**
+	 * Some events are not at the purger yet: in the outbox, retried, or on their way.
+	 *
+	 * @param int                            $at    When the action happened (ms).
+	 * @param array<int,array<string,mixed>> $nodes Nodes.
+	 */
+	private function not_delivered( int $at, int $live, int $total, array $nodes ): array {
+		$delivery = Outbox_Delivery::status();
+		if ( '' !== $delivery['last_error'] && $delivery['last_error_at'] * 1000 >= $at - 1000 && $delivery['last_error_at'] >= $delivery['last_success'] ) {
+			/* translators: %s: why delivery failed. */
+			return $this->status( 'failed', sprintf( __( 'Not at the purger yet: %s The outbox retries it.', 'varnish-edge' ), $delivery['last_error'] ), $live, $total, $nodes );
+		}
+		return $this->status( 'pending', __( 'Sending to the purger…', 'varnish-edge' ), $live, $total, $nodes );
+	}
+
+	/**
+	 * Milliseconds from the action to the last node applying it, by this site's clock when the
+	 * purger's agrees (the action's time is known to the millisecond here), else the purger's.
+	 *
+	 * @param array<string,mixed> $answer The purger's answer.
+	 * @param int                 $at     When the action happened (ms).
+	 */
+	private static function ms( array $answer, int $at ): int {
+		$live_at = isset( $answer['liveAt'] ) && is_string( $answer['liveAt'] ) ? self::parse_ms( $answer['liveAt'] ) : null;
+		if ( null !== $live_at && $live_at >= $at ) {
+			return $live_at - $at;
+		}
+		return max( 0, (int) ( $answer['ms'] ?? 0 ) );
+	}
+
+	/**
+	 * An ISO 8601 time in ms since the epoch, or null.
+	 */
+	private static function parse_ms( string $iso ): ?int {
+		$date = \DateTimeImmutable::createFromFormat( 'Y-m-d\TH:i:s.uP', preg_replace( '/Z$/', '+00:00', $iso ) );
+		if ( ! $date ) {
+			$date = \DateTimeImmutable::createFromFormat( 'Y-m-d\TH:i:sP', preg_replace( '/Z$/', '+00:00', $iso ) );
+		}
+		return $date ? (int) $date->format( 'Uv' ) : null;
+	}
+
+	/**
+	 * A value of the purger's answer as short plain text.
+	 */
+	private static function text( mixed $value ): string {
+		return is_scalar( $value ) ? mb_substr( wp_strip_all_tags( (string) $value ), 0, 200 ) : '';
+	}
+
+	/**
+	 * A status.
+	 *
+	 * @param array<int,array<string,mixed>> $nodes Nodes.
+	 * @return array{state:string,message:string,live:int,total:int,ms:int|null,nodes:array<int,array<string,mixed>>,statusUrl:string}
+	 */
+	private function status( string $state, string $message, int $live = 0, int $total = 0, array $nodes = array(), ?int $ms = null ): array {
+		return array(
+			'state'     => $state,
+			'message'   => $message,
+			'live'      => $live,
+			'total'     => $total,
+			'ms'        => $ms,
+			'nodes'     => $nodes,
+			'statusUrl' => self::status_url(),
+		);
+	}
+}
