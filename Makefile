@@ -89,7 +89,7 @@ bench-purger: deps
 	@cd purger && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; } && npm run bench
 
 # make publish-results: no run writes a tracked file; this copies the latest figures from .results/
-# to bench/, reliability/results/ and purger/bench/, and regenerates bench/chart.svg and the
+# to bench/, reliability/results/, purger/bench/ and docs/img/ (the editor's live notice), and regenerates bench/chart.svg and the
 # generated blocks of docs/benchmarks.md and README.md from bench/results.json.
 .PHONY: publish-results
 publish-results:

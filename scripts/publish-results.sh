@@ -2,7 +2,8 @@
 # make publish-results: the one step that changes tracked files with measured figures. Runs write
 # only under .results/ (gitignored): make bench, bench-freshness, chaos, soak and bench-purger
 # leave the tree as it was. This copies the latest result of each kind present there to its
-# published place, then regenerates what is generated from bench/results.json: bench/chart.svg,
+# published place (the e2e suite's screenshot of the editor's live notice too, for the README),
+# then regenerates what is generated from bench/results.json: bench/chart.svg,
 # the block of docs/benchmarks.md between the bench markers and the tables of README.md's
 # "Numbers" between <!-- bench:readme:begin --> and <!-- bench:readme:end --> (bench/report.py
 # --publish), then README's table of the other figures (scripts/figures.py). A result that is
@@ -20,11 +21,21 @@ published=(
   "purger/wait-latency.json   purger/bench/wait-latency.json    npm run bench:wait (purger/)"
   "e2e.json                   stack/e2e/results.json            make test-e2e"
   "reliability/quick.json     reliability/results/quick.json    make test-reliability"
+  "e2e/editor-live.png        docs/img/editor-live.png          make test-e2e"
 )
 # The plugin suite writes one conformance report per WordPress version it ran on.
 for report in .results/plugin/conformance-*.json; do
   [[ -e $report ]] && published+=("plugin/${report##*/} wordpress-plugin/tests/results/${report##*/} make test-plugin")
 done
+
+# valid FILE: parses as what its name says (the JSON results, the PNG screenshots).
+valid() {
+  case $1 in
+  *.json) python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null ;;
+  *.png) [[ $(head -c 8 "$1" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ;;
+  *) return 1 ;;
+  esac
+}
 
 copied=0 bad=0
 for row in "${published[@]}"; do
@@ -34,8 +45,8 @@ for row in "${published[@]}"; do
     echo "publish: no $from ($made_by): $to left as published"
     continue
   fi
-  if ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$from" 2>/dev/null; then
-    echo "publish: $from is not valid JSON: $to left as published"
+  if ! valid "$from"; then
+    echo "publish: $from is not a valid ${from##*.} file: $to left as published"
     bad=$((bad + 1))
     continue
   fi

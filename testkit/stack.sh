@@ -8,9 +8,13 @@
 #                            exports STACK_DIR and the ports, sources stack/lib.sh for its
 #                            helpers; DEMO_POSTS and the other stack settings pass through.
 #   run_e2e NAME             stack/e2e/e2e.mjs against the stack STACK_CTL drives (below)
-#   wp_admin_walk NAME URL   the wp-admin walk in Chromium (wordpress-plugin/tests/browser/
-#                            wp-admin-walk.mjs) as the stack's admin, at URL; fails on what the
-#                            walk saw and on any PHP warning or error logged meanwhile
+#   browser_test NAME SCRIPT [VAR=VALUE...]  wordpress-plugin/tests/browser/SCRIPT in Chromium as
+#                            the stack's admin (WP_USER, WP_PASS) with VARs; fails on what it
+#                            saw and on any PHP warning or error logged meanwhile
+#   wp_admin_walk NAME URL   browser_test of the wp-admin walk (wp-admin-walk.mjs) at URL
+#   editor_live NAME         browser_test of the block editor's live notice (editor-live.mjs) on
+#                            the native stack: stops and starts its Varnish; screenshots in
+#                            .results/e2e/
 #   browser_kit              npm ci in wordpress-plugin/tests/browser when playwright-core is missing
 #   temp_stack_down [keep-logs]  stops every process recorded under STACK_DIR (the stack's and any
 #                            a caller added there, such as bench's microcaches) and removes it;
@@ -69,18 +73,26 @@ browser_kit() {
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
-wp_admin_walk() {
-  local admin before out rc php
-  browser_kit || { echo "$1: cannot install the browser kit"; return 1; }
-  admin=$("$STACK_CTL" secret admin_password) || { echo "$1: cannot read the admin password"; return 1; }
+browser_test() {
+  local name=$1 script=$2 admin before out rc php
+  shift 2
+  browser_kit || { echo "$name: cannot install the browser kit"; return 1; }
+  admin=$("$STACK_CTL" secret admin_password) || { echo "$name: cannot read the admin password"; return 1; }
   before=$("$STACK_CTL" php-log | wc -l)
-  out=$(WP_URL=$2 WP_USER=${WP_ADMIN_USER:-admin} WP_PASS=$admin \
-    timeout 300 node "$(dirname "${BASH_SOURCE[0]}")/../wordpress-plugin/tests/browser/wp-admin-walk.mjs" 2>&1)
+  out=$(env WP_USER="${WP_ADMIN_USER:-admin}" WP_PASS="$admin" "$@" \
+    timeout 300 node "$(dirname "${BASH_SOURCE[0]}")/../wordpress-plugin/tests/browser/$script" 2>&1)
   rc=$?
   php=$("$STACK_CTL" php-log | tail -n +$((before + 1)) | grep -E 'PHP (Warning|Fatal error|Parse error)|WordPress database error')
-  echo "$1: wp-admin walk: ${out##*$'\n'}"
+  echo "$name: $script: ${out##*$'\n'}"
   if [[ -n $php ]]; then
-    echo "$1: PHP logged during the walk:"; echo "$php" | head -n 20; rc=1
+    echo "$name: PHP logged during $script:"; echo "$php" | head -n 20; rc=1
   fi
   ((rc == 0)) || { echo "$out" | tail -n 30; return 1; }
+}
+
+wp_admin_walk() { browser_test "$1" wp-admin-walk.mjs "WP_URL=$2"; }
+
+editor_live() {
+  browser_test "$1" editor-live.mjs "WP_URL=http://$SITE_HOST" "WP_ORIGIN=http://127.0.0.1:$WEB_PORT" \
+    "EDGE_NODE=127.0.0.1:$VARNISH_PORT" "STACK_CTL=$STACK_CTL" "SHOTS=$PWD/.results/e2e"
 }

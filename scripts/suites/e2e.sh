@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end suite: starts the native stack (stack/up.sh) on free loopback ports in a temporary
-# state directory, runs stack/e2e/e2e.mjs against it through Varnish, then the wp-admin walk in
-# Chromium (testkit wp_admin_walk: Media Library, uploads, block editor) with and without
-# underscore.min.js, and tears it down even on failure (its logs are printed when something failed); then stack/e2e/site-check.test.mjs,
-# which starts broken stacks of its own, and stack/e2e/core-refresh.test.mjs (a newer packaged core
-# copied in, wp-content kept, the database upgraded). WP_SOURCE picks the WordPress tree both use (default
-# Debian's 6.1; WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for 7.1), with its own default theme.
+# state directory, runs stack/e2e/e2e.mjs against it through Varnish, then in Chromium the wp-admin
+# walk (testkit wp_admin_walk: Media Library, uploads, block editor) and the block editor's live
+# notice after an edit, with Varnish up, stopped and started again (testkit editor_live; its
+# screenshots in .results/e2e/, make publish-results copies editor-live.png to docs/img/), then the
+# walk again without underscore.min.js; tears the stack down even on failure (its logs are printed
+# when something failed). Then stack/e2e/site-check.test.mjs, which starts broken stacks of its
+# own, and stack/e2e/core-refresh.test.mjs (a newer packaged core copied in, wp-content kept, the
+# database upgraded). WP_SOURCE picks the WordPress tree both use (default Debian's 6.1;
+# WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for 7.1), with its own default theme.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source testkit/stack.sh
@@ -31,6 +34,9 @@ run_e2e e2e
 report "stack/e2e/e2e.mjs" $?
 wp_admin_walk e2e "http://$SITE_HOST"
 report "the wp-admin walk" $?
+# The block editor says when an edit is live on the edge, and names the node when it is down.
+editor_live e2e
+report "the editor's live notice, with Varnish up and down" $?
 # The walk can fail: with underscore gone (Debian's tree links it from libjs-underscore, the link
 # make up used to copy broken), Media → Library is blank and the walk must say so.
 echo "e2e: the wp-admin walk fails without wp-includes/js/underscore.min.js"

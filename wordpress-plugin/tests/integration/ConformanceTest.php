@@ -12,6 +12,9 @@ class ConformanceTest extends VE_TestCase {
 	/** @var array<string,array> Report rows per edit. */
 	public static $report = array();
 
+	/** @var array<string,mixed> The site's name, tagline, icon and logo, put back after the run. */
+	private static $identity = array();
+
 	/**
 	 * Content made for the harness: an image attachment with alt text and caption shown by a
 	 * `[gallery]` post that also renders a reusable block, the global styles post, the `price`
@@ -20,6 +23,9 @@ class ConformanceTest extends VE_TestCase {
 	 */
 	public static function setUpBeforeClass(): void {
 		parent::setUpBeforeClass();
+		foreach ( array( 'blogname', 'blogdescription', 'site_icon', 'site_logo' ) as $option ) {
+			self::$identity[ $option ] = get_option( $option, null );
+		}
 		wp_set_current_user( 1 ); // The global styles post gets its theme term only for a user who may assign it.
 		$img = imagecreatetruecolor( 640, 480 );
 		imagefilledrectangle( $img, 0, 0, 200, 479, imagecolorallocate( $img, 30, 90, 200 ) );
@@ -333,6 +339,18 @@ class ConformanceTest extends VE_TestCase {
 				$nav = get_posts( array( 'post_type' => 'wp_navigation', 'numberposts' => 1 ) );
 				wp_update_post( array( 'ID' => $nav[0]->ID, 'post_content' => '<!-- wp:navigation-link {"label":"Harness link renamed","url":"/about/","kind":"custom"} /-->' ) );
 			},
+			'site title'          => function () {
+				update_option( 'blogname', 'Harness Site Renamed' );
+			},
+			'tagline'             => function () {
+				update_option( 'blogdescription', 'Harness tagline' );
+			},
+			'site icon'           => function () use ( $ids ) {
+				update_option( 'site_icon', $ids['attachment'] );
+			},
+			'site logo'           => function () use ( $ids ) {
+				update_option( 'site_logo', $ids['attachment'] );
+			},
 			'api: purge keys'     => function () {
 				update_option( 've_fixture_notice2', 'second' );
 				do_action( 'varnish_edge_purge_keys', array( 've-notice' ), false, 'notice changed' );
@@ -376,6 +394,9 @@ class ConformanceTest extends VE_TestCase {
 		deactivate_plugins( Fixtures::PLUGIN );
 		foreach ( array( 've_fixture_notice', 've_fixture_notice2', 've_fixture_about', 've_fixture_footer' ) as $option ) {
 			delete_option( $option );
+		}
+		foreach ( self::$identity as $option => $value ) {
+			null === $value ? delete_option( $option ) : update_option( $option, $value );
 		}
 		foreach ( array( 'wp_template', 'wp_template_part', 'wp_global_styles', 'wp_block' ) as $type ) {
 			foreach ( get_posts( array( 'post_type' => $type, 'post_status' => 'any', 'numberposts' => -1 ) ) as $post ) {

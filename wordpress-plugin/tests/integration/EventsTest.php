@@ -295,17 +295,61 @@ class EventsTest extends VE_TestCase {
 		$this->assertContains( $this->key( 'widgets' ), $this->sent_tags( true ) );
 
 		Environment::clear_webhooks();
-		update_option( 'blogdescription', 'Tagline ' . microtime( true ) );
+		$format = get_option( 'date_format' );
+		update_option( 'date_format', 'j F Y' === $format ? 'Y-m-d' : 'j F Y' );
 		$this->end_request();
 		$this->assertTrue( $this->sent_all() );
 		$events = Environment::accepted_events();
 		$this->assertCount( 1, $events, 'a whole-site purge replaces everything else' );
+		update_option( 'date_format', $format );
+		$this->end_request();
 
 		Environment::clear_webhooks();
 		do_action( 'customize_save_after', null );
 		do_action( 'switch_theme', 'Twenty Twenty-Three', null, null );
 		$this->end_request();
 		$this->assertTrue( $this->sent_all() );
+	}
+
+	public function test_site_name_tagline_icon_and_logo_purge_soft_what_shows_them_and_refresh_the_site(): void {
+		$before = array();
+		foreach ( array( 'blogname', 'blogdescription', 'site_icon', 'site_logo' ) as $option ) {
+			$before[ $option ] = get_option( $option, null );
+		}
+		$changes = array(
+			'option blogname changed'        => static function () {
+				update_option( 'blogname', 'Renamed ' . microtime( true ) );
+			},
+			'option blogdescription changed' => static function () {
+				update_option( 'blogdescription', 'Tagline ' . microtime( true ) );
+			},
+			'option site_icon changed'       => static function () {
+				update_option( 'site_icon', self::$ids['about'] );
+			},
+			'option site_logo '              => static function () {
+				update_option( 'site_logo', self::$ids['about'] ); // Added the first time (the editor's site logo block, over REST).
+			},
+		);
+		$keys = array( 'site-name', 'site-tagline', 'site-icon', 'site-logo' );
+		foreach ( $changes as $reason => $change ) {
+			$key = array_shift( $keys );
+			Environment::clear_webhooks();
+			$change();
+			$this->end_request();
+			$this->assertFalse( $this->sent_all(), $reason . ': no whole-site ban' );
+			$events = Environment::accepted_events();
+			$this->assertSame( array( 'tags' ), array_values( array_unique( array_column( $events, 'kind' ) ) ), $reason );
+			$this->assertSame( array( $this->key( $key ) ), $this->sent_tags( true ), $reason );
+			$this->assertSame( array(), $this->sent_tags( false ), $reason );
+			$this->assertStringContainsString( $reason, implode( ' ', array_column( $events, 'reason' ) ) );
+			$refresh = end( $events )['refresh'] ?? array();
+			$this->assertSame( home_url( '/' ), $refresh[0] ?? null, $reason . ': home re-fetched first' );
+			$this->assertContains( get_permalink( self::$ids['bravo'] ), $refresh, $reason . ': and the newest posts' );
+		}
+		foreach ( $before as $option => $value ) {
+			null === $value ? delete_option( $option ) : update_option( $option, $value );
+		}
+		$this->end_request();
 	}
 
 	public function test_user_profile_change(): void {

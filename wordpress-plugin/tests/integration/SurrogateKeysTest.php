@@ -128,6 +128,31 @@ class SurrogateKeysTest extends VE_TestCase {
 		$this->assertContains( $this->key( 'pl-' . self::$ids['bravo'] ), Environment::keys_of( $r ) );
 	}
 
+	public function test_responses_showing_the_site_name_or_tagline_carry_its_key() {
+		$name    = get_option( 'blogname' );
+		$tagline = get_option( 'blogdescription' );
+		$views   = array(
+			'page'       => '/2026/02/bravo/',
+			'feed'       => '/feed/',
+			'404'        => '/no/such/page/',
+			'REST index' => '/wp-json/',
+			'oEmbed'     => '/wp-json/oembed/1.0/embed?url=' . rawurlencode( home_url( '/2026/02/bravo/' ) ),
+		);
+		foreach ( $views as $view => $path ) {
+			$r = Environment::fetch( $path );
+			$this->assertStringContainsString( esc_html( $name ), $r['body'], "$view shows the site name" );
+			$this->assertContains( $this->key( 'site-name' ), Environment::keys_of( $r ), $view );
+		}
+		foreach ( array( '/feed/', '/wp-json/' ) as $path ) {
+			$r = Environment::fetch( $path );
+			$this->assertStringContainsString( esc_html( $tagline ), $r['body'], "$path shows the tagline" );
+			$this->assertContains( $this->key( 'site-tagline' ), Environment::keys_of( $r ), $path );
+		}
+		$r = Environment::fetch( '/wp-json/wp/v2/posts/' . self::$ids['bravo'] );
+		$this->assertStringNotContainsString( $name, $r['body'] );
+		$this->assertNotContains( $this->key( 'site-name' ), Environment::keys_of( $r ), 'a REST item does not show the site' );
+	}
+
 	public function test_logged_in_responses_carry_no_keys() {
 		$cookies = array();
 		$expire  = time() + 3600;

@@ -10,6 +10,8 @@ class KeySchemeTest extends \PHPUnit\Framework\TestCase {
 		$this->assertSame( 'example.com-b2-tl-7', $s->term_listing( 7 ) );
 		$this->assertSame( 'example.com-b2-date-202611', $s->date( '202611' ) );
 		$this->assertSame( 'example.com-b2-r-c-posts', $s->rest_collection( 'posts' ) );
+		$this->assertSame( 'example.com-b2-site-name', $s->identity( 'name' ) );
+		$this->assertNull( $s->class_of( $s->identity( 'name' ) ), 'never collapsed into a group' );
 		$odd = $s->post_type_archive( 'Ünïcode type with spaces' );
 		$this->assertMatchesRegularExpression( '/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/', $odd );
 		$this->assertNotSame( $odd, $s->post_type_archive( 'other' ) );

@@ -28,6 +28,8 @@ namespace VarnishEdge;
  *   ul-N (author archive), date-YYYY[MM[DD]], feed, search, 404, pages (page lists),
  *   comments (site-wide comment listings), menus, widgets, lastmod (empty feeds, which print
  *   the site's last post modification time).
+ * Identity keys: site-name, site-tagline, site-icon, site-logo (read wherever that option is: nearly
+ *   every page, feeds, the REST index).
  * REST keys: r-p-N, r-t-N, r-u-N (resources), r-c-<base> (a collection paged by date, name or id),
  *   r-q-<base> (a collection filtered, searched or ordered by content: any change of its base).
  */
@@ -217,6 +219,13 @@ class Key_Scheme {
 	 */
 	public function listing( string $kind ): string {
 		return $this->key( $kind );
+	}
+
+	/**
+	 * Key `site-<part>`: a part of the site's identity shown (`name`, `tagline`, `icon`, `logo`).
+	 */
+	public function identity( string $part ): string {
+		return $this->key( 'site', $part );
 	}
 
 	/**

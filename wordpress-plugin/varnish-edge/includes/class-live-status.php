@@ -131,9 +131,9 @@ class Live_Status {
 				$state = 'failed' === $state ? $state : 'partial';
 				$reasons[] = false !== stripos( $node['detail'] ?? '', 'retrying' )
 					/* translators: 1: node name, 2: the error. */
-					? sprintf( __( '%1$s has not applied it: down (%2$s), retrying', 'varnish-edge' ), $node['node'], $node['error'] )
+					? sprintf( __( '%1$s has not applied it: down (%2$s), retrying', 'varnish-edge' ), $node['node'], self::plain_error( $node['error'] ) )
 					/* translators: 1: node name, 2: the error. */
-					: sprintf( __( '%1$s has not applied it: down (%2$s)', 'varnish-edge' ), $node['node'], $node['error'] );
+					: sprintf( __( '%1$s has not applied it: down (%2$s)', 'varnish-edge' ), $node['node'], self::plain_error( $node['error'] ) );
 			} elseif ( 'pending' === $node['state'] ) {
 				$waiting[] = $node['node'];
 			}
@@ -211,5 +211,29 @@ class Live_Status {
 			'nodes'     => $nodes,
 			'statusUrl' => self::status_url(),
 		);
+	}
+
+	/**
+	 * The purger's delivery error ("PURGEKEYS to 10.0.0.5:80 failed: ECONNREFUSED") in the words an
+	 * editor reads; an error it does not know stays as the purger wrote it.
+	 *
+	 * @param string $error The node's last error.
+	 */
+	public static function plain_error( string $error ): string {
+		$words = array(
+			'ECONNREFUSED'                => __( 'connection refused', 'varnish-edge' ),
+			'ECONNRESET'                  => __( 'connection reset', 'varnish-edge' ),
+			'ETIMEDOUT'                   => __( 'timed out', 'varnish-edge' ),
+			'UND_ERR_CONNECT_TIMEOUT'     => __( 'timed out connecting', 'varnish-edge' ),
+			'UND_ERR_HEADERS_TIMEOUT'     => __( 'no answer in time', 'varnish-edge' ),
+			'UND_ERR_SOCKET'              => __( 'connection lost', 'varnish-edge' ),
+			'EHOSTUNREACH'                => __( 'host unreachable', 'varnish-edge' ),
+			'ENOTFOUND'                   => __( 'unknown host name', 'varnish-edge' ),
+			'EAI_AGAIN'                   => __( 'host name lookup failed', 'varnish-edge' ),
+		);
+		if ( preg_match( '/ failed: ([A-Z_]+)$/', $error, $m ) && isset( $words[ $m[1] ] ) ) {
+			return $words[ $m[1] ];
+		}
+		return $error;
 	}
 }

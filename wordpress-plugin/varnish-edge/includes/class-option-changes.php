@@ -8,9 +8,10 @@
 namespace VarnishEdge;
 
 /**
- * Options: rendering options ban the site, widget and menu-location options purge their
- * component, options mapped by `varnish_edge_option_keys` purge their keys, unknown autoloaded
- * options changed from an admin screen ban the site.
+ * Options: the site's name, tagline, icon and logo soft-purge the pages showing them, other
+ * rendering options ban the site, widget and menu-location options purge their component,
+ * options mapped by `varnish_edge_option_keys` purge their keys, unknown autoloaded options
+ * changed from an admin screen ban the site.
  */
 class Option_Changes extends Change_Handler {
 
@@ -18,13 +19,26 @@ class Option_Changes extends Change_Handler {
 	 * Options whose change alters how every page renders.
 	 */
 	const SITE_OPTIONS = array(
-		'blogname', 'blogdescription', 'home', 'siteurl', 'permalink_structure', 'category_base', 'tag_base',
+		'home', 'siteurl', 'permalink_structure', 'category_base', 'tag_base',
 		'show_on_front', 'page_on_front', 'page_for_posts', 'posts_per_page', 'posts_per_rss', 'rss_use_excerpt',
-		'date_format', 'time_format', 'start_of_week', 'timezone_string', 'gmt_offset', 'WPLANG', 'site_icon',
+		'date_format', 'time_format', 'start_of_week', 'timezone_string', 'gmt_offset', 'WPLANG',
 		'blog_public', 'default_comments_page', 'comments_per_page', 'page_comments', 'comment_order',
 		'thread_comments', 'thread_comments_depth', 'show_avatars', 'avatar_default', 'avatar_rating',
 		'require_name_email', 'comment_registration', 'close_comments_for_old_posts', 'close_comments_days_old',
 		'show_comments_cookies_opt_in', 'wp_page_for_privacy_policy', 'stylesheet', 'template', 'uploads_use_yearmonth_folders',
+	);
+
+	/**
+	 * The site's identity, option => key part: shown nearly everywhere, but a change of it takes
+	 * nothing out of public view (the old name or icon once more is harmless), so the responses
+	 * that read it (key `site-<part>`, `Render_Keys`) are purged soft and the most visited pages
+	 * re-fetched, instead of emptying the cache.
+	 */
+	const IDENTITY_OPTIONS = array(
+		'blogname'        => 'name',
+		'blogdescription' => 'tagline',
+		'site_icon'       => 'icon',
+		'site_logo'       => 'logo',
 	);
 
 	/**
@@ -73,7 +87,9 @@ class Option_Changes extends Change_Handler {
 		if ( $this->mapped_option_changed( $option, $old, $new ) ) {
 			return;
 		}
-		if ( in_array( $option, self::SITE_OPTIONS, true ) ) {
+		if ( isset( self::IDENTITY_OPTIONS[ $option ] ) ) {
+			$this->site->identity_changed( self::IDENTITY_OPTIONS[ $option ], 'option ' . $option . ' changed' );
+		} elseif ( in_array( $option, self::SITE_OPTIONS, true ) ) {
 			$this->site->site_changed( 'option ' . $option . ' changed' );
 		} elseif ( Settings::OPTION === $option ) {
 			// Cached pages carry keys of the old namespace: only a full purge reaches them.
@@ -99,15 +115,22 @@ class Option_Changes extends Change_Handler {
 
 	/**
 	 * Actions `added_option` / `delete_option` (before the row goes, while an autoloaded option is
-	 * still in the autoloaded set): options other code maps to keys, and unknown autoloaded
-	 * options written from an admin screen.
+	 * still in the autoloaded set): options other code maps to keys, the site's identity (a
+	 * logo set for the first time or removed), and unknown autoloaded options written from an
+	 * admin screen.
 	 *
 	 * @param string $option Option name.
 	 * @param mixed  $value  Value (added_option only).
 	 */
 	public function on_option_added_or_deleted( string $option, mixed $value = null ): void {
-		if ( ! $this->mapped_option_changed( $option, null, $value ) && ! in_array( $option, self::SITE_OPTIONS, true ) ) {
-			$this->unknown_option_changed( $option, 'delete_option' === current_action() );
+		$deleted = 'delete_option' === current_action();
+		if ( $this->mapped_option_changed( $option, null, $value ) || in_array( $option, self::SITE_OPTIONS, true ) ) {
+			return;
+		}
+		if ( isset( self::IDENTITY_OPTIONS[ $option ] ) ) {
+			$this->site->identity_changed( self::IDENTITY_OPTIONS[ $option ], 'option ' . $option . ( $deleted ? ' deleted' : ' added' ) );
+		} else {
+			$this->unknown_option_changed( $option, $deleted );
 		}
 	}
 

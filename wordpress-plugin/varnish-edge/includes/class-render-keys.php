@@ -9,7 +9,7 @@ namespace VarnishEdge;
 
 /**
  * Template tags and blocks that show other content: terms, authors, links and excerpts of other
- * posts, page lists, comment counts, blocks, menus, widgets.
+ * posts, page lists, comment counts, blocks, menus, widgets, the site's name, tagline, icon, logo.
  */
 class Render_Keys extends Key_Source {
 
@@ -36,6 +36,10 @@ class Render_Keys extends Key_Source {
 		add_filter( 'author_link', array( $this, 'on_author_link' ), 10, 2 );
 		foreach ( array( 'display_name', 'nickname', 'description', 'user_url' ) as $field ) {
 			add_filter( "get_the_author_{$field}", array( $this, 'on_author_meta' ), 10, 2 );
+		}
+		foreach ( array_keys( Option_Changes::IDENTITY_OPTIONS ) as $option ) {
+			add_filter( "option_{$option}", array( $this, 'on_identity_read' ), 10, 1 );
+			add_filter( "default_option_{$option}", array( $this, 'on_identity_read' ), 10, 1 );
 		}
 		add_filter( 'wp_nav_menu', array( $this, 'on_nav_menu' ), 10, 1 );
 		add_action( 'dynamic_sidebar_before', array( $this, 'on_sidebar' ), 10, 0 );
@@ -308,6 +312,23 @@ class Render_Keys extends Key_Source {
 			$keys[] = $s->listing( 'search' );
 		}
 		return array_values( array_unique( $keys ) );
+	}
+
+	/**
+	 * Filters `option_{name}` / `default_option_{name}` of the site's name, tagline, icon and
+	 * logo: whatever reads one may print it (the document title, feeds, the REST index, oEmbed's
+	 * provider name, site title and logo blocks), so the response gets its `site-<part>` key
+	 * where it is read.
+	 *
+	 * @param mixed $value Option value.
+	 * @return mixed
+	 */
+	public function on_identity_read( mixed $value ): mixed {
+		$option = preg_replace( '/^(default_)?option_/', '', (string) current_filter() );
+		if ( isset( Option_Changes::IDENTITY_OPTIONS[ $option ] ) ) {
+			$this->add( array( $this->scheme()->identity( Option_Changes::IDENTITY_OPTIONS[ $option ] ) ) );
+		}
+		return $value;
 	}
 
 	/**

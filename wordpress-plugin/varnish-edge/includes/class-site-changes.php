@@ -8,8 +8,9 @@
 namespace VarnishEdge;
 
 /**
- * Menus, widgets, theme, customizer, global styles, plugins and core: the component keys every
- * page rendering them carries (`menus`, `widgets`), or the whole site.
+ * Menus, widgets, the site's identity, theme, customizer, global styles, plugins and core: the
+ * component keys every page rendering them carries (`menus`, `widgets`, `site-name`...), or the
+ * whole site.
  */
 class Site_Changes extends Change_Handler {
 
@@ -43,6 +44,17 @@ class Site_Changes extends Change_Handler {
 	 */
 	public function widgets_changed(): void {
 		$this->queue( ( new Invalidation() )->tags( array( $this->scheme()->listing( 'widgets' ) ), true )->refresh_site()->reason( 'widgets changed' ) );
+	}
+
+	/**
+	 * The site's name, tagline, icon or logo: every response that shows it; the most visited
+	 * pages are re-fetched at once.
+	 *
+	 * @param string $part   `name`, `tagline`, `icon` or `logo`.
+	 * @param string $reason Reason.
+	 */
+	public function identity_changed( string $part, string $reason ): void {
+		$this->queue( ( new Invalidation() )->tags( array( $this->scheme()->identity( $part ) ), true )->refresh_site()->reason( $reason ) );
 	}
 
 	/**
