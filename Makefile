@@ -15,7 +15,7 @@ help:
 	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md; figures in .results/reliability/)"
 	@echo "make bench        origin vs NGINX microcache vs Varnish: k6, wrk and ab -k (docs/benchmarks.md; figures in .results/bench/)"
 	@echo "make bench-profile  perf profile of both microcaches on one hot URL (needs linux-perf)"
-	@echo "make bench-freshness  time-to-fresh at the edge after edits, under read load (.results/bench/freshness.json)"
+	@echo "make bench-freshness  time-to-fresh after post edits and site-wide changes, readers' p99, refresh on/off (.results/bench/freshness.json)"
 	@echo "make bench-purger the purger's throughput, latency and fan-out (purger/README.md; .results/purger/results.json)"
 	@echo "make publish-results  copy the latest figures from .results/ to the tracked files, regenerate docs and chart"
 
@@ -76,8 +76,9 @@ bench: deps
 bench-profile: deps
 	@bench/profile-hot-url.sh
 
-# make bench-freshness: time-to-fresh (post; post + home + category + feed) under read load
-# (.results/bench/freshness.json).
+# make bench-freshness: time-to-fresh after post edits and site-wide changes under read load, the
+# readers' p99 and waits on the origin, with the purger's refresh on and off, against a baseline of
+# readers alone (bench/freshness.sh; .results/bench/freshness.json).
 .PHONY: bench-freshness
 bench-freshness: deps
 	@bench/freshness.sh

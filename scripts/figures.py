@@ -88,9 +88,28 @@ def freshness_rows():
     repeats = d.get("purger_repurge_delays_ms") or "0"
     repeats = "none" if repeats in ("0", "") else f"{repeats} ms"
     share = get(d, "origin.share_pct")
-    return [(f"the same under read load ({d['edits']} REST edits at {d['edit_rate']}/s, {n(d['reader_rps'])} reads/s): post page; post + home + category + feed",
+    refresh = d.get("refresh_concurrency")
+    with_refresh = "" if refresh is None else f", purger refresh {'off' if refresh == 0 else f'on ({refresh} at a time per node)'}"
+    rows = [(f"the same under read load ({d['edits']} REST edits at {d['edit_rate']}/s, {n(d['reader_rps'])} reads/s{with_refresh}): post page; post + home + category + feed",
              f"p50 {n(post['p50_ms'])} / {n(allp['p50_ms'])} ms, p99 {n(post['p99_ms'])} / {n(allp['p99_ms'])} ms, **max {n(max(post['max_ms'], allp['max_ms']))} ms** "
              f"(purger repeats: {repeats}{f'; origin answered {share} % of requests' if share is not None else ''})", "`make bench-freshness`", when(d))]
+    off = d.get("refresh_off")
+    if not d.get("sitewide") or not off:
+        return rows  # a run from before site-wide changes and the refresh comparison
+    site, offsite, base = d["sitewide"], off.get("sitewide") or {}, d.get("baseline") or {}
+    rd, offrd = d.get("readers") or {}, off.get("readers") or {}
+    rows += [
+        (f"site-wide changes under read load ({d['sitewide_changes']} at {d['sitewide_rate']}/s, site title and navigation by turns): every page checked fresh; purger refresh on / off",
+         f"p50 {n(site['p50_ms'])} / {n(offsite.get('p50_ms'))} ms, p99 {n(site['p99_ms'])} / {n(offsite.get('p99_ms'))} ms, "
+         f"**max {n(site['max_ms'])} ms** / {n(offsite.get('max_ms'))} ms", "`make bench-freshness`", when(d)),
+        ("readers during those edits: p99; requests that waited on the origin (miss, pass, or a hit after waiting for a fetch); purger refresh on / off / no edits",
+         f"p99 **{n(rd.get('p99_ms'), 1)}** / {n(offrd.get('p99_ms'), 1)} / {n(base.get('p99_ms'), 1)} ms; "
+         f"waited {n(rd.get('origin_wait_pct'), 2)} / {n(offrd.get('origin_wait_pct'), 2)} / {n(base.get('origin_wait_pct'), 2)} %", "`make bench-freshness`", when(d)),
+        ("origin requests per edit beyond the readers' own (pages fetched again by readers, the writer's checks or the refresh): post edit; site-wide change; purger refresh on / off",
+         f"{n(d.get('origin_per_post_edit'), 1)} / {n(off.get('origin_per_post_edit'), 1)}; "
+         f"{n(d.get('origin_per_sitewide_change'), 1)} / {n(off.get('origin_per_sitewide_change'), 1)}", "`make bench-freshness`", when(d)),
+    ]
+    return rows
 
 
 def purger_rows():
