@@ -41,7 +41,7 @@ class LiveStatusTest extends VE_TestCase {
 	}
 
 	/** GET the route as a user (0: logged out). */
-	private function status( int $user, array $query = array() ): WP_REST_Response {
+	private function live_status( int $user, array $query = array() ): WP_REST_Response {
 		wp_set_current_user( $user );
 		$request = new WP_REST_Request( 'GET', '/varnish-edge/v1/live-status' );
 		foreach ( $query as $name => $value ) {
@@ -61,23 +61,23 @@ class LiveStatusTest extends VE_TestCase {
 		$admins     = self::$ids['alpha'];
 		$hers       = self::$ids['bravo'];
 
-		$this->assertSame( 401, $this->status( 0, array( 'post' => $hers ) )->get_status(), 'logged out' );
-		$this->assertSame( 403, $this->status( $subscriber, array( 'post' => $hers ) )->get_status(), 'a subscriber edits no post' );
-		$this->assertSame( 403, $this->status( $alice, array( 'post' => $admins ) )->get_status(), 'an author, another\'s post' );
-		$this->assertSame( 200, $this->status( $alice, array( 'post' => $hers ) )->get_status(), 'an author, her own post' );
-		$this->assertSame( 200, $this->status( $editor, array( 'post' => $hers ) )->get_status(), 'an editor edits others\' posts' );
+		$this->assertSame( 401, $this->live_status( 0, array( 'post' => $hers ) )->get_status(), 'logged out' );
+		$this->assertSame( 403, $this->live_status( $subscriber, array( 'post' => $hers ) )->get_status(), 'a subscriber edits no post' );
+		$this->assertSame( 403, $this->live_status( $alice, array( 'post' => $admins ) )->get_status(), 'an author, another\'s post' );
+		$this->assertSame( 200, $this->live_status( $alice, array( 'post' => $hers ) )->get_status(), 'an author, her own post' );
+		$this->assertSame( 200, $this->live_status( $editor, array( 'post' => $hers ) )->get_status(), 'an editor edits others\' posts' );
 
-		$missing = $this->status( 1, array( 'post' => 999999 ) );
+		$missing = $this->live_status( 1, array( 'post' => 999999 ) );
 		$this->assertSame( 404, $missing->get_status() );
 		$this->assertSame( 'There is no post with ID 999999.', $missing->get_data()['message'] );
 		foreach ( array( 'abc', '0', '-4', '1.5' ) as $bad ) {
-			$response = $this->status( 1, array( 'post' => $bad ) );
+			$response = $this->live_status( 1, array( 'post' => $bad ) );
 			$this->assertSame( 400, $response->get_status(), $bad );
 			$this->assertSame( 'rest_invalid_param', $response->get_data()['code'], $bad );
 		}
 
-		$this->assertSame( 403, $this->status( $editor )->get_status(), 'manual purges: the purge capability' );
-		$this->assertSame( 200, $this->status( 1 )->get_status() );
+		$this->assertSame( 403, $this->live_status( $editor )->get_status(), 'manual purges: the purge capability' );
+		$this->assertSame( 200, $this->live_status( 1 )->get_status() );
 		wp_delete_user( $subscriber );
 		wp_delete_user( $editor );
 	}
@@ -85,7 +85,7 @@ class LiveStatusTest extends VE_TestCase {
 	public function test_a_save_is_written_down_with_the_events_it_produced(): void {
 		$id = self::$ids['charlie'];
 		wp_update_post( array( 'ID' => $id, 'post_content' => 'charlie ' . microtime( true ) ) );
-		$during = $this->status( 1, array( 'post' => $id ) )->get_data();
+		$during = $this->live_status( 1, array( 'post' => $id ) )->get_data();
 		$this->assertSame( 'pending', $during['state'], 'asked before the batch is built' );
 		$this->assertSame( 'Sending to the purger…', $during['message'] );
 		$this->end_request();
@@ -95,7 +95,7 @@ class LiveStatusTest extends VE_TestCase {
 		$this->assertNull( Plugin::instance()->live_log->latest( self::$ids['alice'], $id ), 'per user' );
 
 		// The suite's receiver does not answer receipts: the status says so, as a 200.
-		$after = $this->status( 1, array( 'post' => $id ) );
+		$after = $this->live_status( 1, array( 'post' => $id ) );
 		$this->assertSame( 200, $after->get_status() );
 		$this->assertSame( 'failed', $after->get_data()['state'] );
 		$this->assertStringContainsString( 'Could not read the edge status', $after->get_data()['message'] );
@@ -105,7 +105,7 @@ class LiveStatusTest extends VE_TestCase {
 		wp_update_post( array( 'ID' => $draft, 'post_content' => 'still a draft ' . microtime( true ) ) );
 		$this->end_request();
 		Plugin::instance()->live_log->on_shutdown();
-		$this->assertSame( 'none', $this->status( 1, array( 'post' => $draft ) )->get_data()['state'], 'a draft purges nothing' );
+		$this->assertSame( 'none', $this->live_status( 1, array( 'post' => $draft ) )->get_data()['state'], 'a draft purges nothing' );
 	}
 
 	/** Starts the real purger and points the plugin at it. */
@@ -143,7 +143,7 @@ class LiveStatusTest extends VE_TestCase {
 	private function until( int $post, callable $ok, float $seconds ): array {
 		$until = microtime( true ) + $seconds;
 		do {
-			$data = $this->status( 1, array( 'post' => $post ) )->get_data();
+			$data = $this->live_status( 1, array( 'post' => $post ) )->get_data();
 			if ( $ok( $data ) ) {
 				return $data;
 			}
@@ -194,7 +194,7 @@ class LiveStatusTest extends VE_TestCase {
 		$cli->purge( array( 'url', home_url( '/about/' ) ), array( 'wait' => false ) );
 		$this->assertSame( array( 'success: Sent 1 events.' ), $lines, '--no-wait' );
 
-		$route = $this->status( 1 )->get_data();
+		$route = $this->live_status( 1 )->get_data();
 		$this->assertSame( 'live', $route['state'], 'the latest manual purge of the user' );
 
 		// A secret the purger does not hold for this site reads nothing.
