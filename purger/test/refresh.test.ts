@@ -132,6 +132,31 @@ describe('refresh after invalidation', () => {
     expect((await read('/twice/')).body).toBe('/twice/ v4\n');
   });
 
+  it('before a hard purge, fetches the page first: readers keep the old copy during the render and the new copy outlives the purge', async () => {
+    const s = await service();
+    await warm(stack, ['/removal/', '/removal-other/']);
+    await read('/removal/'); // (the gzip copy, which readers get and refreshes fill)
+    expect((await read('/removal/')).cache).toBe('HIT');
+    const before = hits('/removal/');
+    const fetchedBefore = await counter(s, REFRESHES, { outcome: 'fetched' });
+    stack.origin.edit('/removal/');
+    stack.origin.slowOnce('/removal/', 600);
+    const event = tagEvent(['p-removal', 'p-removal-other'], { refresh: [url('/removal/')] });
+    const r = await postEvents(s.url, { site: SITE, events: [event] });
+    expect(r.status).toBe(202);
+    await until('the refresh reached the origin', () => hits('/removal/') === before + 1);
+    // during the render: the old copy, from the cache, at once
+    const t0 = Date.now();
+    expect(await read('/removal/')).toEqual({ cache: 'HIT', body: '/removal/ v1\n' });
+    expect(Date.now() - t0).toBeLessThan(300);
+    await appliedEverywhere(s, event.id, 1);
+    expect(await read('/removal/')).toEqual({ cache: 'HIT', body: '/removal/ v2\n' });
+    expect(hits('/removal/')).toBe(before + 1);
+    // the purge still removed what was not refreshed for it
+    expect((await read('/removal-other/')).cache).toBe('MISS');
+    expect(await counter(s, REFRESHES, { outcome: 'fetched' })).toBe(fetchedBefore + 1);
+  });
+
   it('sends no refresh with PURGER_REFRESH_CONCURRENCY=0', async () => {
     const s = await service({ PURGER_REFRESH_CONCURRENCY: '0' });
     await warm(stack, ['/off/']);
@@ -148,7 +173,8 @@ describe('refresh after invalidation', () => {
     await warm(stack, pages);
     const before = pages.map(hits);
     stack.origin.slowOnce(pages[0]!, 800);
-    await send(s, [tagEvent(['l-home'], { refresh: pages.map(url) })]);
+    // (soft: a hard purge would fetch them all before it goes out)
+    await send(s, [tagEvent(['l-home'], { soft: true, refresh: pages.map(url) })]);
     await until('first refresh in flight', () => hits(pages[0]!) === before[0]! + 1);
     await stack.stopService(s);
     svc = undefined;

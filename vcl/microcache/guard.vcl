@@ -22,6 +22,7 @@ sub mc_guard_recv {
         unset req.http.x-mc-http10;
         unset req.http.x-mc-device;
         unset req.http.x-mc-relay;
+        unset req.http.x-mc-gen;
     }
     # TRACE, CONNECT, made-up methods: 405 with Allow (mc_guard_synth).
     if (req.method == "GET" || req.method == "HEAD" || req.method == "PURGE" ||

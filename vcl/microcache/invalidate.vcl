@@ -108,13 +108,42 @@ sub mc_invalidate_purge_keys {
             return (synth(400, "X-Purge-Host must be one host name with an optional port"));
         }
     }
+    if (req.http.x-purge-keep-gen) {
+        std.collect(req.http.x-purge-keep-gen);
+        if (req.http.x-purge-keep-gen !~ "^[a-z0-9]{8,40}$" || req.http.xkey-softpurge) {
+            return (synth(400, "X-Purge-Keep-Gen must be 8 to 40 lowercase letters or digits, with xkey-purge"));
+        }
+    }
     call mc_invalidate_stamp;
     if (req.http.xkey-softpurge) {
         set req.http.x-mc-invalidated = xkey.softpurge(req.http.x-mc-keys);
+    } elsif (req.http.x-purge-keep-gen) {
+        call mc_invalidate_purge_keys_keep_gen;
     } else {
         set req.http.x-mc-invalidated = xkey.purge(req.http.x-mc-keys);
     }
     return (synth(200, "Purged"));
+}
+
+# A hard purge that leaves the copies refreshed for it (refresh.vcl,
+# X-Refresh-Gen): every other object carrying one of the keys, stale and other
+# copies of a refreshed page included, is banned. A ban, because xkey removes
+# all it finds; it tests obj.* only, so the lurker retires it. The count is
+# not known (X-Invalidated: 0). Keys are matched whole: the key characters
+# below, and a "." matches only itself. Other keys cannot go into the
+# expression safely: those purge everything (xkey.purge) as without the header.
+sub mc_invalidate_purge_keys_keep_gen {
+    if (req.http.x-mc-keys !~ "^[ ,]*[A-Za-z0-9_.:/-]+([ ,]+[A-Za-z0-9_.:/-]+)*[ ,]*$") {
+        set req.http.x-mc-invalidated = xkey.purge(req.http.x-mc-keys);
+        return;
+    }
+    set req.http.x-mc-ban = "obj.http.xkey ~ (^|[^-_.:/A-Za-z0-9])(" +
+        regsuball(regsuball(regsub(req.http.x-mc-keys, "^[ ,]*(.*?)[ ,]*$", "\1"), "[.]", "[.]"), "[ ,]+", "|") +
+        ")($|[^-_.:/A-Za-z0-9]) && obj.http.x-mc-gen != " + req.http.x-purge-keep-gen;
+    if (!std.ban(req.http.x-mc-ban)) {
+        return (synth(400, "Ban rejected: " + std.ban_error()));
+    }
+    set req.http.x-mc-invalidated = "0";
 }
 
 # Bans only test obj.http.* so the ban lurker can retire them in the
@@ -136,6 +165,14 @@ sub mc_invalidate_ban {
         }
         set req.http.x-mc-ban = req.http.x-mc-ban + " && obj.http.x-url ~ " + req.http.x-ban-url;
     }
+    # As for PURGEKEYS: the copies refreshed for this ban stay.
+    if (req.http.x-purge-keep-gen) {
+        std.collect(req.http.x-purge-keep-gen);
+        if (req.http.x-purge-keep-gen !~ "^[a-z0-9]{8,40}$") {
+            return (synth(400, "X-Purge-Keep-Gen must be 8 to 40 lowercase letters or digits"));
+        }
+        set req.http.x-mc-ban = req.http.x-mc-ban + " && obj.http.x-mc-gen != " + req.http.x-purge-keep-gen;
+    }
     call mc_invalidate_stamp;
     if (!std.ban(req.http.x-mc-ban)) {
         return (synth(400, "Ban rejected: " + std.ban_error()));
@@ -144,8 +181,10 @@ sub mc_invalidate_ban {
 }
 
 # Stored on the object so bans can test obj.* (lurker-friendly); stripped at
-# delivery (mc_invalidate_deliver).
+# delivery (mc_invalidate_deliver). Keys on one line: a ban reads only the
+# first line of a header.
 sub mc_invalidate_backend_response_meta {
+    std.collect(beresp.http.xkey, " ");
     set beresp.http.x-url = bereq.url;
     set beresp.http.x-host = bereq.http.host;
 }
@@ -226,13 +265,14 @@ sub mc_invalidate_deliver {
     unset resp.http.xkey;
     unset resp.http.x-url;
     unset resp.http.x-host;
+    unset resp.http.x-mc-gen;
 }
 
 sub mc_invalidate_synth {
     if (req.http.x-mc-invalidated) {
         set resp.http.X-Invalidated = req.http.x-mc-invalidated;
     }
-    if (resp.reason == "Banned") {
+    if (req.http.x-mc-ban) {
         set resp.http.X-Ban = req.http.x-mc-ban;
     }
 }

@@ -7,6 +7,9 @@ import type { Metrics } from '../metrics.js';
 import type { NodeSender } from './node-sender.js';
 import type { LogEntry } from '../store/stream-log.js';
 import { SendError } from './varnish-client.js';
+import { PREFETCH_BUDGET_MS, refreshTargets, type PageRefresher } from './page-refresher.js';
+import { randomBytes } from 'node:crypto';
+import type { Invalidation } from './coalesce.js';
 
 export interface Applied {
   /** eventRef(site, id) → receipt JSON (main lane only; repeat lanes write no receipts) */
@@ -15,6 +18,8 @@ export interface Applied {
   lastRefusedAt: number | undefined;
   /** eventRef(site, id) of the events the node did not apply */
   failed: ReadonlySet<string>;
+  /** targetKey()s of the pages the node answered a refresh for before the purge (the refresh queue leaves them out) */
+  prefetched: ReadonlySet<string>;
 }
 
 export interface BatchContext {
@@ -23,6 +28,8 @@ export interface BatchContext {
   sender: NodeSender;
   metrics: Metrics;
   logger: Logger;
+  /** refreshes pages before a hard purge (undefined: refresh off) */
+  refresher?: PageRefresher | undefined;
 }
 
 /** undefined when stopping (nothing is recorded; the batch is replayed). */
@@ -37,7 +44,8 @@ export async function applyBatch(ctx: BatchContext, entries: LogEntry[], lane: s
     metrics.escalations.inc({ reason: esc.reason });
     logger.warn({ node, lane, site: esc.site, urls: esc.urls }, 'URL burst escalated to a site-wide ban');
   }
-  const sent = await ctx.sender.sendAll(plan.requests, lane);
+  const { requests, prefetched } = await refreshFirst(ctx, entries, plan.requests, unplannable, lane);
+  const sent = await ctx.sender.sendAll(requests, lane);
   if (!sent) return undefined;
   const invalidated = new Map<string, number>();
   const failed = new Map<string, string>();
@@ -64,5 +72,28 @@ export async function applyBatch(ctx: BatchContext, entries: LogEntry[], lane: s
     { node, lane, events: entries.length, requests: plan.requests.length, ids: entries.slice(0, 20).map((e) => e.event.id) },
     'batch applied',
   );
-  return { results, lastRefusedAt: sent.lastRefusedAt, failed: new Set(failed.keys()) };
+  return { results, lastRefusedAt: sent.lastRefusedAt, failed: new Set(failed.keys()), prefetched };
+}
+
+/**
+ * A hard purge or ban in the main lane with pages to refresh: the node fetches those pages first
+ * (the batch's events are all committed, so the new copies show them), serving its cached copies
+ * meanwhile, and the hard requests then name the generation so they leave the new copies. No
+ * reader waits on those renders. Soft requests are unchanged: they leave a stale copy to serve.
+ */
+async function refreshFirst(
+  ctx: BatchContext,
+  entries: LogEntry[],
+  requests: Invalidation[],
+  unplannable: ReadonlyMap<string, string>,
+  lane: string,
+): Promise<{ requests: Invalidation[]; prefetched: ReadonlySet<string> }> {
+  const none = { requests, prefetched: new Set<string>() };
+  const hard = (r: Invalidation): boolean => r.kind === 'ban' || (r.kind === 'purgekeys' && !r.soft);
+  if (lane !== 'main' || !ctx.refresher || !requests.some(hard)) return none;
+  const targets = refreshTargets(entries.filter((e) => !unplannable.has(eventRef(e.event.site, e.event.id))));
+  if (targets.length === 0) return none;
+  const gen = randomBytes(8).toString('hex');
+  const { used, answered } = await ctx.refresher.prefetch(targets, gen, PREFETCH_BUDGET_MS);
+  return { requests: used ? requests.map((r) => (hard(r) ? { ...r, keepGen: gen } : r)) : requests, prefetched: answered };
 }

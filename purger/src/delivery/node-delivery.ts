@@ -7,7 +7,7 @@ import { type Lane, NodeLanes, RepurgeLane } from './lane.js';
 import type { Metrics } from '../metrics.js';
 import { NodeHealth } from './node-health.js';
 import { NodeSender } from './node-sender.js';
-import { refreshTargets, type PageRefresher } from './page-refresher.js';
+import { refreshTargets, targetKey, type PageRefresher } from './page-refresher.js';
 import { backoffMs, Sleeper } from './retry.js';
 import { eventRef } from '../ingest/event-model.js';
 import { compareIds, type LogEntry, type StreamLog } from '../store/stream-log.js';
@@ -26,7 +26,7 @@ export interface DeliveryHooks {
   onApplied(node: string, entries: LogEntry[]): void;
 }
 
-const nothingApplied = (): Applied => ({ results: new Map<string, string>(), lastRefusedAt: undefined, failed: new Set() });
+const nothingApplied = (): Applied => ({ results: new Map<string, string>(), lastRefusedAt: undefined, failed: new Set(), prefetched: new Set() });
 
 /**
  * Lanes read the durable log from their own cursor:
@@ -60,7 +60,7 @@ export class NodeDelivery {
     this.lanes = new NodeLanes(node, opts.repurgeDelaysMs);
     const health = new NodeHealth(node, log, metrics, logger);
     const sender = new NodeSender(node, client, opts, health, this.sleeper, metrics, logger);
-    this.batch = { node, opts, sender, metrics, logger };
+    this.batch = { node, opts, sender, metrics, logger, refresher };
     this.jumps = { node, lanes: this.lanes, log, sender, metrics, logger };
   }
 
@@ -173,7 +173,8 @@ export class NodeDelivery {
       main.seq = last.seq;
       main.seqKnown = last.seq > 0;
       this.hooks.onApplied(this.node, entries);
-      this.refresher?.enqueue(refreshTargets(entries.filter((e) => !applied.failed.has(eventRef(e.event.site, e.event.id)))));
+      const refresh = refreshTargets(entries.filter((e) => !applied.failed.has(eventRef(e.event.site, e.event.id))));
+      this.refresher?.enqueue(refresh.filter((t) => !applied.prefetched.has(targetKey(t))));
       for (const lane of this.lanes.repurges) lane.wakeAfter(lane.delayMs);
       if (applied.lastRefusedAt !== undefined) await skipAfterRestart(this.jumps, applied.lastRefusedAt);
     }

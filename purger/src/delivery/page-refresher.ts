@@ -42,7 +42,10 @@ export function refreshTargets(entries: readonly LogEntry[]): RefreshTarget[] {
 }
 
 /** (a site has no space, a path is printable ASCII without one) */
-const targetKey = (t: RefreshTarget): string => `${t.https ? 'https' : 'http'} ${t.site} ${t.path}`;
+export const targetKey = (t: RefreshTarget): string => `${t.https ? 'https' : 'http'} ${t.site} ${t.path}`;
+
+/** how long a node's hard purge waits for the pages refreshed before it (then it goes out all the same) */
+export const PREFETCH_BUDGET_MS = 1500;
 
 export class PageRefresher {
   private queue: RefreshTarget[] = [];
@@ -87,6 +90,51 @@ export class PageRefresher {
       this.logger.warn({ node: this.node, dropped, queued: this.queue.length }, 'refresh queue full: pages dropped (readers fetch them)');
     }
     this.pump();
+  }
+
+  /**
+   * Before a hard purge: fetches `targets` now with generation `gen`, ahead of the queue, at most
+   * `concurrency` at a time, for at most `budgetMs`. The node serves its cached copy meanwhile and
+   * the purge naming `gen` leaves the new ones (docs/protocol.md §2). `used`: whether the purge
+   * should name `gen` (a page was fetched, or may still be); `answered`: targetKey()s the node
+   * answered for in time (fetched, cached or skipped), which the queue after the purge leaves out.
+   */
+  async prefetch(targets: readonly RefreshTarget[], gen: string, budgetMs: number): Promise<{ used: boolean; answered: Set<string> }> {
+    const answered = new Set<string>();
+    let fetched = 0;
+    if (this.stopped || targets.length === 0) return { used: false, answered };
+    const deadline = Date.now() + budgetMs;
+    let next = 0;
+    let late = false;
+    const one = async (t: RefreshTarget): Promise<void> => {
+      try {
+        const outcome = await this.client.refresh(t, gen);
+        this.metrics.refreshes.inc({ node: this.node, outcome });
+        if (outcome === 'fetched') fetched++;
+        if (Date.now() <= deadline) answered.add(targetKey(t));
+      } catch (err) {
+        this.metrics.refreshes.inc({ node: this.node, outcome: 'failed' });
+        this.logger.warn({ node: this.node, site: t.site, path: t.path, err: (err as Error).message }, 'page refresh before a purge failed (the purge goes out)');
+      }
+    };
+    const worker = async (): Promise<void> => {
+      while (!this.stopped && next < targets.length && Date.now() < deadline) {
+        const p = one(targets[next++]!);
+        this.inFlight.add(p);
+        await p.finally(() => this.inFlight.delete(p));
+      }
+    };
+    const workers = Promise.all(Array.from({ length: Math.min(this.concurrency, targets.length) }, worker));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        late = true;
+        resolve();
+      }, budgetMs);
+    });
+    await Promise.race([workers, timeout]);
+    clearTimeout(timer);
+    return { used: fetched > 0 || late, answered };
   }
 
   /** Drops what is queued and waits for the requests in flight. */

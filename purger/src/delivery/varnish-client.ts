@@ -31,13 +31,23 @@ export function requestFor(inv: Invalidation): { method: string; path: string; h
       return {
         method: 'PURGEKEYS',
         path: '/',
-        headers: { host: inv.site, 'x-purge-host': inv.site, [inv.soft ? 'xkey-softpurge' : 'xkey-purge']: inv.keys.join(' ') },
+        headers: {
+          host: inv.site,
+          'x-purge-host': inv.site,
+          [inv.soft ? 'xkey-softpurge' : 'xkey-purge']: inv.keys.join(' '),
+          ...(inv.keepGen !== undefined && !inv.soft ? { 'x-purge-keep-gen': inv.keepGen } : {}),
+        },
       };
     case 'ban':
       return {
         method: 'BAN',
         path: '/',
-        headers: { host: inv.site, 'x-ban-host': inv.site, ...(inv.banUrl !== undefined ? { 'x-ban-url': inv.banUrl } : {}) },
+        headers: {
+          host: inv.site,
+          'x-ban-host': inv.site,
+          ...(inv.banUrl !== undefined ? { 'x-ban-url': inv.banUrl } : {}),
+          ...(inv.keepGen !== undefined ? { 'x-purge-keep-gen': inv.keepGen } : {}),
+        },
       };
   }
 }
@@ -80,14 +90,17 @@ export class VarnishClient {
   }
 
   /**
-   * Asks the node to re-fetch one page it just invalidated (docs/protocol.md §2, refresh). The
-   * page itself is read and dropped. Throws a SendError when the node did not say what it did.
+   * Asks the node to re-fetch one page it just invalidated (docs/protocol.md §2, refresh), or with
+   * `gen` one it is about to purge hard (fetched though cached, kept by the purge naming `gen`).
+   * The page itself is read and dropped. Throws a SendError when the node did not say what it did.
    */
-  async refresh({ site, path, https }: { site: string; path: string; https: boolean }): Promise<RefreshOutcome> {
+  async refresh({ site, path, https }: { site: string; path: string; https: boolean }, gen?: string): Promise<RefreshOutcome> {
     this.refreshPool ??= this.newPool(Math.max(1, this.opts.refreshConnections ?? 1));
     let res: Awaited<ReturnType<Pool['request']>>;
+    const headers: Record<string, string> = { host: site, 'x-refresh': https ? 'https' : '1', 'accept-encoding': 'gzip' };
+    if (gen !== undefined) headers['x-refresh-gen'] = gen;
     try {
-      res = await this.refreshPool.request({ method: 'GET', path, headers: this.withToken({ host: site, 'x-refresh': https ? 'https' : '1', 'accept-encoding': 'gzip' }) });
+      res = await this.refreshPool.request({ method: 'GET', path, headers: this.withToken(headers) });
       // read to the end (and drop), so the connection is reused
       for await (const _ of res.body) void _;
     } catch (err) {

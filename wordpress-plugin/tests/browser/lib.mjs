@@ -41,11 +41,20 @@ export async function watchedPage(browser, problems, { ignore = [], site = null,
   return page;
 }
 
+/**
+ * Logs in through wp-login.php. Done once wp-admin's answer arrives: the dashboard's own
+ * sub-resources are not waited for (every caller goes on to the page it tests). A refused login
+ * throws with WordPress's message.
+ */
 export async function login(page, base, user, pass) {
   await page.goto(`${base}/wp-login.php`);
   await page.fill('#user_login', user);
   await page.fill('#user_pass', pass);
-  await Promise.all([page.waitForURL(/\/wp-admin\//), page.click('#wp-submit')]);
+  const landed = page.waitForURL(/\/wp-admin\//, { waitUntil: 'commit' }).then(() => true, () => false);
+  await page.click('#wp-submit', { noWaitAfter: true });
+  if (await landed) return;
+  const why = await page.locator('#login_error').textContent({ timeout: 1000 }).catch(() => null);
+  throw new Error(`login as ${user} did not reach wp-admin (still on ${page.url()})${why ? `: ${why.trim()}` : ''}`);
 }
 
 /** Runs `steps(result)` and prints one JSON line; exit status 1 on an error or any problem. */

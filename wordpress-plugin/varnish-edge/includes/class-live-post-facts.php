@@ -102,6 +102,13 @@ class Live_Post_Facts implements Post_Facts {
 	}
 
 	/**
+	 * A published post's own page ('' when it has none).
+	 */
+	public function post_url( int $id ): string {
+		return 'publish' === get_post_status( $id ) ? (string) get_permalink( $id ) : '';
+	}
+
+	/**
 	 * The main feed.
 	 */
 	public function feed_url(): string {

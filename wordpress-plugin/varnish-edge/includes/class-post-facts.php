@@ -66,6 +66,11 @@ interface Post_Facts {
 	public function term_url( int $term_id, string $taxonomy ): string;
 
 	/**
+	 * A published post's own page ('' when it has none).
+	 */
+	public function post_url( int $id ): string;
+
+	/**
 	 * The main feed.
 	 */
 	public function feed_url(): string;
