@@ -65,10 +65,12 @@ refreshes() {
 }
 
 # watch_waits NAME: from now on, Varnish's log of the readers' requests that waited on another
-# request's fetch (the waiting list) goes to NAME.waits.txt, until stop_watch NAME.
+# request's fetch (the waiting list) or went to the origin themselves (miss, pass: with the
+# reason a pass has) goes to NAME.waits.txt, until stop_watch NAME.
 watch_waits() {
-  varnishncsa -n "$STACK_DIR/varnish" -q 'Timestamp:Waitinglist and ReqHeader:X-Bench-Client eq "reader"' \
-    -F '%{Varnish:handling}x %{%s}t %U' -w "$RUNS_DIR/$1.waits.txt" &
+  varnishncsa -n "$STACK_DIR/varnish" \
+    -q 'ReqHeader:X-Bench-Client eq "reader" and (Timestamp:Waitinglist or VCL_call eq "MISS" or VCL_call eq "PASS")' \
+    -F '%{Varnish:handling}x %{%s}t %U %{X-Cache-Reason}o' -w "$RUNS_DIR/$1.waits.txt" &
   watcher=$!
 }
 stop_watch() {

@@ -119,11 +119,12 @@ describe('refresh after invalidation', () => {
     // (under the nodes' 1 s timeout in these tests)
     stack.origin.slowOnce('/twice/', 800);
     stack.origin.edit('/twice/');
-    await send(s, [urlEvent(['/twice/'], { refresh: [url('/twice/')] })]);
+    // (soft: a hard purge would fetch the page before it goes out, not after)
+    await send(s, [urlEvent(['/twice/'], { soft: true, refresh: [url('/twice/')] })]);
     // two more edits, each its own batch, while that fetch (begun before them, so not kept) is in flight
     for (let i = 0; i < 2; i++) {
       stack.origin.edit('/twice/');
-      await send(s, [urlEvent(['/twice/'], { refresh: [url('/twice/')] })]);
+      await send(s, [urlEvent(['/twice/'], { soft: true, refresh: [url('/twice/')] })]);
     }
     await until('the refresh ran again after the in-flight one', async () => (await all()) === before + 2, 20_000);
     await new Promise((r) => setTimeout(r, 300));
@@ -141,8 +142,10 @@ describe('refresh after invalidation', () => {
     const fetchedBefore = await counter(s, REFRESHES, { outcome: 'fetched' });
     stack.origin.edit('/removal/');
     stack.origin.slowOnce('/removal/', 600);
+    // as the plugin sends a post's edit: its URL and its keys, the pages to refresh on the last event
+    const byUrl = urlEvent(['/removal/']);
     const event = tagEvent(['p-removal', 'p-removal-other'], { refresh: [url('/removal/')] });
-    const r = await postEvents(s.url, { site: SITE, events: [event] });
+    const r = await postEvents(s.url, { site: SITE, events: [byUrl, event] });
     expect(r.status).toBe(202);
     await until('the refresh reached the origin', () => hits('/removal/') === before + 1);
     // during the render: the old copy, from the cache, at once
@@ -150,6 +153,7 @@ describe('refresh after invalidation', () => {
     expect(await read('/removal/')).toEqual({ cache: 'HIT', body: '/removal/ v1\n' });
     expect(Date.now() - t0).toBeLessThan(300);
     await appliedEverywhere(s, event.id, 1);
+    await appliedEverywhere(s, byUrl.id as string, 1);
     expect(await read('/removal/')).toEqual({ cache: 'HIT', body: '/removal/ v2\n' });
     expect(hits('/removal/')).toBe(before + 1);
     // the purge still removed what was not refreshed for it

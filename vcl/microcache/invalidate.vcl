@@ -63,8 +63,35 @@ sub mc_invalidate_purge_url {
     if (req.http.x-purge-mode && req.http.x-purge-mode !~ "^(?i)(hard|soft)$") {
         return (synth(400, "X-Purge-Mode must be hard or soft"));
     }
+    if (req.http.x-purge-keep-gen) {
+        call mc_invalidate_purge_url_keep_gen;
+    }
     set req.hash_always_miss = true;
     return (hash);
+}
+
+# A hard PURGE that leaves the copies refreshed for it (refresh.vcl,
+# X-Refresh-Gen): a ban on this host and URL sparing them, as for PURGEKEYS
+# below. A URL a ban expression cannot hold as it is (a quote or a
+# backslash) is purged whole (vcl_miss) as without the header.
+sub mc_invalidate_purge_url_keep_gen {
+    std.collect(req.http.x-purge-keep-gen);
+    if (req.http.x-purge-keep-gen !~ "^[a-z0-9]{8,40}$" || req.http.x-purge-mode ~ "^(?i)soft$") {
+        return (synth(400, "X-Purge-Keep-Gen must be 8 to 40 lowercase letters or digits, on a hard purge"));
+    }
+    var.set("mc_stamp_host", req.http.host);
+    call mc_invalidate_stamp_host_check;
+    if (var.get("mc_stamp_host") !~ "." || req.url !~ "^/[!#-\[\]-~]*$") {
+        return;
+    }
+    set req.http.x-mc-ban = "obj.http.x-host == " + var.get("mc_stamp_host") + " && obj.http.x-url == " + req.url +
+        " && obj.http.x-mc-gen != " + req.http.x-purge-keep-gen;
+    call mc_invalidate_stamp;
+    if (!std.ban(req.http.x-mc-ban)) {
+        return (synth(400, "Ban rejected: " + std.ban_error()));
+    }
+    set req.http.x-mc-invalidated = "0";
+    return (synth(200, "Purged"));
 }
 
 sub mc_invalidate_miss {

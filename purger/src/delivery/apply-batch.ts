@@ -76,7 +76,7 @@ export async function applyBatch(ctx: BatchContext, entries: LogEntry[], lane: s
 }
 
 /**
- * A hard purge or ban in the main lane with pages to refresh: the node fetches those pages first
+ * A hard purge, key purge or ban in the main lane with pages to refresh: the node fetches those pages first
  * (the batch's events are all committed, so the new copies show them), serving its cached copies
  * meanwhile, and the hard requests then name the generation so they leave the new copies. No
  * reader waits on those renders. Soft requests are unchanged: they leave a stale copy to serve.
@@ -89,7 +89,7 @@ async function refreshFirst(
   lane: string,
 ): Promise<{ requests: Invalidation[]; prefetched: ReadonlySet<string> }> {
   const none = { requests, prefetched: new Set<string>() };
-  const hard = (r: Invalidation): boolean => r.kind === 'ban' || (r.kind === 'purgekeys' && !r.soft);
+  const hard = (r: Invalidation): boolean => r.kind === 'ban' || !r.soft;
   if (lane !== 'main' || !ctx.refresher || !requests.some(hard)) return none;
   const targets = refreshTargets(entries.filter((e) => !unplannable.has(eventRef(e.event.site, e.event.id))));
   if (targets.length === 0) return none;

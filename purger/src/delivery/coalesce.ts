@@ -4,10 +4,10 @@
 import { packPrefixRegexes, packRegexes } from './ban-expression.js';
 import type { StoredEvent } from '../ingest/event-model.js';
 
-// keepGen (hard key purges and bans only): leave the copies refreshed with this generation just
-// before (docs/protocol.md §2, refresh before a hard purge). Set per node when it sends.
+// keepGen (hard requests only): leave the copies refreshed with this generation just before
+// (docs/protocol.md §2, refresh before a hard purge). Set per node when it sends.
 export type Invalidation =
-  | { kind: 'purge'; site: string; soft: boolean; path: string; eventIds: string[] }
+  | { kind: 'purge'; site: string; soft: boolean; path: string; eventIds: string[]; keepGen?: string }
   | { kind: 'purgekeys'; site: string; soft: boolean; keys: string[]; eventIds: string[]; keepGen?: string }
   | { kind: 'ban'; site: string; banUrl?: string; eventIds: string[]; keepGen?: string };
 

@@ -24,7 +24,15 @@ export class SendError extends Error {
 export function requestFor(inv: Invalidation): { method: string; path: string; headers: Record<string, string> } {
   switch (inv.kind) {
     case 'purge':
-      return { method: 'PURGE', path: inv.path, headers: { host: inv.site, ...(inv.soft ? { 'x-purge-mode': 'soft' } : {}) } };
+      return {
+        method: 'PURGE',
+        path: inv.path,
+        headers: {
+          host: inv.site,
+          ...(inv.soft ? { 'x-purge-mode': 'soft' } : {}),
+          ...(inv.keepGen !== undefined && !inv.soft ? { 'x-purge-keep-gen': inv.keepGen } : {}),
+        },
+      };
     case 'purgekeys':
       // xkey keys are not host-scoped; X-Purge-Host names the site so the VCL refuses to keep
       // only that site's pages whose fetch was in flight.

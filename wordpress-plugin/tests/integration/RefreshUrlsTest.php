@@ -20,14 +20,14 @@ class RefreshUrlsTest extends VE_TestCase {
 		return $urls;
 	}
 
-	public function test_a_post_edit_refreshes_the_post_home_its_neighbours_its_archives_and_the_feed(): void {
+	public function test_a_post_edit_refreshes_the_post_home_its_archives_the_feed_and_its_neighbours(): void {
 		$id = self::$ids['bravo'];
 		wp_update_post( array( 'ID' => $id, 'post_content' => 'The bravo story body, edited ' . microtime( true ) ) );
 		$this->end_request();
 		$events = Environment::accepted_events();
 		$this->assertArrayHasKey( 'refresh', end( $events ), 'on the last event of the batch' );
 		$this->assertSame(
-			array( get_permalink( $id ), home_url( '/' ), get_permalink( self::$ids['alpha'] ), get_permalink( self::$ids['charlie'] ), get_term_link( self::$ids['news'], 'category' ), get_term_link( self::$ids['featured'], 'post_tag' ), get_feed_link() ),
+			array( get_permalink( $id ), home_url( '/' ), get_term_link( self::$ids['news'], 'category' ), get_term_link( self::$ids['featured'], 'post_tag' ), get_feed_link(), get_permalink( self::$ids['alpha'] ), get_permalink( self::$ids['charlie'] ) ),
 			$this->refreshed()
 		);
 	}
@@ -39,9 +39,8 @@ class RefreshUrlsTest extends VE_TestCase {
 		$this->end_request();
 		$refreshed = $this->refreshed();
 		$this->assertNotContains( $url, $refreshed );
-		$this->assertSame( home_url( '/' ), $refreshed[0] );
-		$this->assertSame( array( get_term_link( self::$ids['sports'], 'category' ), get_feed_link() ), array_slice( $refreshed, -2 ) );
-		$neighbors = array_slice( $refreshed, 1, -2 );
+		$this->assertSame( array( home_url( '/' ), get_term_link( self::$ids['sports'], 'category' ), get_feed_link() ), array_slice( $refreshed, 0, 3 ) );
+		$neighbors = array_slice( $refreshed, 3 );
 		$this->assertNotEmpty( $neighbors, 'the newest post before it showed a link to it' );
 		foreach ( $neighbors as $neighbor ) {
 			$this->assertSame( 'publish', get_post_status( url_to_postid( $neighbor ) ), $neighbor );

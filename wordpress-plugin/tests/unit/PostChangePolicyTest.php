@@ -141,12 +141,12 @@ class PostChangePolicyTest extends \PHPUnit\Framework\TestCase {
 		$this->assertTrue( $this->policy->post_changed( 7, 'post', $this->post(), $this->edited( 'Other' ) )->is_empty(), 'a type without public pages' );
 	}
 
-	/** An edit re-fetches the post first, then the front pages, its neighbours, the archives it left and entered, the feed. */
-	public function test_an_edit_refreshes_the_post_its_front_pages_neighbours_archives_and_feed_in_that_order(): void {
+	/** An edit re-fetches the post first, then the front pages, the archives it left and entered, the feed, its neighbours. */
+	public function test_an_edit_refreshes_the_post_its_front_pages_archives_feed_and_neighbours_in_that_order(): void {
 		$this->facts->neighbors = array( 11, 12 );
 		$inv                    = $this->policy->invalidation( $this->post(), $this->edited( 'Other words', array( 'terms' => array( 'category' => array( 3 ), 'post_tag' => array( 4 ) ) ) ) );
 		$this->assertSame(
-			array( 'http://example.com/hello/', 'http://example.com/', 'http://example.com/blog/', 'http://example.com/p11/', 'http://example.com/p12/', 'http://example.com/category/t1/', 'http://example.com/category/t3/', 'http://example.com/post_tag/t4/', 'http://example.com/feed/' ),
+			array( 'http://example.com/hello/', 'http://example.com/', 'http://example.com/blog/', 'http://example.com/category/t1/', 'http://example.com/category/t3/', 'http://example.com/post_tag/t4/', 'http://example.com/feed/', 'http://example.com/p11/', 'http://example.com/p12/' ),
 			array_keys( $inv->refresh )
 		);
 		$this->facts->neighbors = array();

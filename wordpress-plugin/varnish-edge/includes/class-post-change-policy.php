@@ -252,9 +252,9 @@ class Post_Change_Policy {
 
 	/**
 	 * The pages each edge node re-fetches once the invalidation is applied, most read first: the
-	 * post's own page (while it is public), the front pages, the pages of the posts before and
-	 * after it (their previous/next links show it), the first page of each archive of its terms,
-	 * the main feed (for types it lists).
+	 * post's own page (while it is public), the front pages, the first page of each archive of
+	 * its terms, the main feed (for types it lists), the pages of the posts before and after it
+	 * (their previous/next links show it).
 	 *
 	 * @param Invalidation        $inv       Invalidation to add to.
 	 * @param string              $own       The post's URL ('' when it is no longer public).
@@ -263,11 +263,6 @@ class Post_Change_Policy {
 	private function refresh_pages( Invalidation $inv, string $own, array ...$states ): Invalidation {
 		$urls = array_merge( array( $own ), $this->facts->front_urls() );
 		$feed = false;
-		foreach ( $states as $state ) {
-			foreach ( $this->facts->neighbors( $state ) as $neighbor ) {
-				$urls[] = $this->facts->post_url( $neighbor );
-			}
-		}
 		foreach ( $states as $state ) {
 			foreach ( (array) $state['terms'] as $tax => $ids ) {
 				foreach ( (array) $ids as $term_id ) {
@@ -278,6 +273,11 @@ class Post_Change_Policy {
 		}
 		if ( $feed ) {
 			$urls[] = $this->facts->feed_url();
+		}
+		foreach ( $states as $state ) {
+			foreach ( $this->facts->neighbors( $state ) as $neighbor ) {
+				$urls[] = $this->facts->post_url( $neighbor );
+			}
 		}
 		return $inv->refresh( $urls );
 	}
