@@ -56,7 +56,7 @@ export class PageRefresher {
    * the node does not keep it (docs/protocol.md §2); the page is queued once more when it ends.
    */
   private readonly again = new Set<string>();
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new Set<Promise<unknown>>();
   private stopped = false;
 
   constructor(
@@ -93,8 +93,10 @@ export class PageRefresher {
   }
 
   /**
-   * Before a hard purge: fetches `targets` now with generation `gen`, ahead of the queue, at most
-   * `concurrency` at a time, for at most `budgetMs`. The node serves its cached copy meanwhile and
+   * Before a hard purge: refreshes `targets` in order with generation `gen`, ahead of the queue,
+   * until `concurrency` pages were fetched (one render each at most `concurrency` at a time, so
+   * the purge waits for about one render; pages the node skips cost no render) or `budgetMs`
+   * passed; the rest are refreshed after the purge. The node serves its cached copy meanwhile and
    * the purge naming `gen` leaves the new ones (docs/protocol.md §2). `used`: whether the purge
    * should name `gen` (a page was fetched, or may still be); `answered`: targetKey()s the node
    * answered for in time (fetched, cached or skipped), which the queue after the purge leaves out.
@@ -106,22 +108,26 @@ export class PageRefresher {
     const deadline = Date.now() + budgetMs;
     let next = 0;
     let late = false;
-    const one = async (t: RefreshTarget): Promise<void> => {
+    const one = async (t: RefreshTarget): Promise<boolean> => {
       try {
         const outcome = await this.client.refresh(t, gen);
         this.metrics.refreshes.inc({ node: this.node, outcome });
         if (outcome === 'fetched') fetched++;
         if (Date.now() <= deadline) answered.add(targetKey(t));
+        return outcome === 'fetched';
       } catch (err) {
         this.metrics.refreshes.inc({ node: this.node, outcome: 'failed' });
         this.logger.warn({ node: this.node, site: t.site, path: t.path, err: (err as Error).message }, 'page refresh before a purge failed (the purge goes out)');
+        return true; // (it may have cost a render)
       }
     };
+    // each worker up to its first render
     const worker = async (): Promise<void> => {
       while (!this.stopped && next < targets.length && Date.now() < deadline) {
         const p = one(targets[next++]!);
         this.inFlight.add(p);
-        await p.finally(() => this.inFlight.delete(p));
+        const rendered = await p.finally(() => this.inFlight.delete(p));
+        if (rendered) return;
       }
     };
     const workers = Promise.all(Array.from({ length: Math.min(this.concurrency, targets.length) }, worker));
