@@ -76,10 +76,11 @@ export async function applyBatch(ctx: BatchContext, entries: LogEntry[], lane: s
 }
 
 /**
- * A hard purge, key purge or ban in the main lane with pages to refresh: the node fetches those pages first
- * (the batch's events are all committed, so the new copies show them), serving its cached copies
- * meanwhile, and the hard requests then name the generation so they leave the new copies. No
- * reader waits on those renders. Soft requests are unchanged: they leave a stale copy to serve.
+ * A hard purge, key purge or ban in the main lane with pages to refresh: the node fetches the
+ * first of those pages before it (about one render's worth: PageRefresher.prefetch; the batch's
+ * events are all committed, so the new copies show them), serving its cached copies meanwhile,
+ * and the hard requests then name the generation so they leave the new copies: readers of those
+ * pages wait on no render. Soft requests are unchanged: they leave a stale copy to serve.
  */
 async function refreshFirst(
   ctx: BatchContext,
