@@ -75,17 +75,17 @@ sub mc_invalidate_purge_url {
 # below. A URL a ban expression cannot hold as it is (a quote or a
 # backslash) is purged whole (vcl_miss) as without the header.
 sub mc_invalidate_purge_url_keep_gen {
-    std.collect(req.http.x-purge-keep-gen);
-    if (req.http.x-purge-keep-gen !~ "^[a-z0-9]{8,40}$" || req.http.x-purge-mode ~ "^(?i)soft$") {
-        return (synth(400, "X-Purge-Keep-Gen must be 8 to 40 lowercase letters or digits, on a hard purge"));
+    if (req.http.x-purge-mode ~ "^(?i)soft$") {
+        return (synth(400, "X-Purge-Keep-Gen goes with a hard purge only"));
     }
+    call mc_invalidate_keep_gen;
     var.set("mc_stamp_host", req.http.host);
     call mc_invalidate_stamp_host_check;
     if (var.get("mc_stamp_host") !~ "." || req.url !~ "^/[!#-\[\]-~]*$") {
         return;
     }
     set req.http.x-mc-ban = "obj.http.x-host == " + var.get("mc_stamp_host") + " && obj.http.x-url == " + req.url +
-        " && obj.http.x-mc-gen != " + req.http.x-purge-keep-gen;
+        var.get("mc_keep_gen");
     call mc_invalidate_stamp;
     if (!std.ban(req.http.x-mc-ban)) {
         return (synth(400, "Ban rejected: " + std.ban_error()));
@@ -136,10 +136,10 @@ sub mc_invalidate_purge_keys {
         }
     }
     if (req.http.x-purge-keep-gen) {
-        std.collect(req.http.x-purge-keep-gen);
-        if (req.http.x-purge-keep-gen !~ "^[a-z0-9]{8,40}$" || req.http.xkey-softpurge) {
-            return (synth(400, "X-Purge-Keep-Gen must be 8 to 40 lowercase letters or digits, with xkey-purge"));
+        if (req.http.xkey-softpurge) {
+            return (synth(400, "X-Purge-Keep-Gen goes with a hard purge only"));
         }
+        call mc_invalidate_keep_gen;
     }
     call mc_invalidate_stamp;
     if (req.http.xkey-softpurge) {
@@ -166,11 +166,29 @@ sub mc_invalidate_purge_keys_keep_gen {
     }
     set req.http.x-mc-ban = "obj.http.xkey ~ (^|[^-_.:/A-Za-z0-9])(" +
         regsuball(regsuball(regsub(req.http.x-mc-keys, "^[ ,]*(.*?)[ ,]*$", "\1"), "[.]", "[.]"), "[ ,]+", "|") +
-        ")($|[^-_.:/A-Za-z0-9]) && obj.http.x-mc-gen != " + req.http.x-purge-keep-gen;
+        ")($|[^-_.:/A-Za-z0-9])" + var.get("mc_keep_gen");
     if (!std.ban(req.http.x-mc-ban)) {
         return (synth(400, "Ban rejected: " + std.ban_error()));
     }
     set req.http.x-mc-invalidated = "0";
+}
+
+# A generation: X-Refresh-Gen on a refresh (a GET, refresh.vcl), else
+# X-Purge-Keep-Gen. One header line of 8 to 40 lowercase letters or digits,
+# else a 400. Sets var mc_gen_value to it and mc_keep_gen to the ban clause
+# that spares the copies carrying it.
+sub mc_invalidate_keep_gen {
+    if (req.method == "GET") {
+        std.collect(req.http.X-Refresh-Gen);
+        var.set("mc_gen_value", req.http.X-Refresh-Gen);
+    } else {
+        std.collect(req.http.x-purge-keep-gen);
+        var.set("mc_gen_value", req.http.x-purge-keep-gen);
+    }
+    if (var.get("mc_gen_value") !~ "^[a-z0-9]{8,40}$") {
+        return (synth(400, "A generation (X-Purge-Keep-Gen, X-Refresh-Gen) must be 8 to 40 lowercase letters or digits"));
+    }
+    var.set("mc_keep_gen", " && obj.http.x-mc-gen != " + var.get("mc_gen_value"));
 }
 
 # Bans only test obj.http.* so the ban lurker can retire them in the
@@ -194,11 +212,8 @@ sub mc_invalidate_ban {
     }
     # As for PURGEKEYS: the copies refreshed for this ban stay.
     if (req.http.x-purge-keep-gen) {
-        std.collect(req.http.x-purge-keep-gen);
-        if (req.http.x-purge-keep-gen !~ "^[a-z0-9]{8,40}$") {
-            return (synth(400, "X-Purge-Keep-Gen must be 8 to 40 lowercase letters or digits"));
-        }
-        set req.http.x-mc-ban = req.http.x-mc-ban + " && obj.http.x-mc-gen != " + req.http.x-purge-keep-gen;
+        call mc_invalidate_keep_gen;
+        set req.http.x-mc-ban = req.http.x-mc-ban + var.get("mc_keep_gen");
     }
     call mc_invalidate_stamp;
     if (!std.ban(req.http.x-mc-ban)) {

@@ -49,11 +49,8 @@ sub mc_refresh_recv_request {
         return (synth(400, "X-Refresh must be 1 (this listener's scheme) or https"));
     }
     if (req.http.X-Refresh-Gen) {
-        std.collect(req.http.X-Refresh-Gen);
-        if (req.http.X-Refresh-Gen !~ "^[a-z0-9]{8,40}$") {
-            return (synth(400, "X-Refresh-Gen must be 8 to 40 lowercase letters or digits"));
-        }
-        set req.http.x-mc-gen = req.http.X-Refresh-Gen;
+        call mc_invalidate_keep_gen;
+        set req.http.x-mc-gen = var.get("mc_gen_value");
         set req.hash_always_miss = true;
     }
     unset req.http.X-Refresh;
