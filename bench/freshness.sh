@@ -7,7 +7,10 @@
 # default 0.5/s, for BENCH_SITEWIDE_DURATION, default 20s), while readers load the same pages
 # and, 40 % of the time, any of the newest BENCH_READ_POSTS (default 40) posts; it times each
 # edit until every page it checks is fresh through Varnish. A run of the same readers
-# without edits, as long, before both, is the baseline for the readers' p99.
+# without edits, as long, before both, is the baseline for the readers' p99. A second run
+# without edits measures this machine's bound: WordPress rendering the pages checked as fast as
+# it can, straight from the origin (wrk), beside the same readers: its rate bounds how soon a
+# site-wide change can show on all of them, its readers' p99 what rendering alone costs readers.
 # Prints p50 / p99 / max per kind of edit, readers' p99 and the share of their requests that
 # waited on the origin (X-Cache MISS or PASS, or a HIT after waiting for another request's fetch:
 # Varnish's log), and the origin requests per edit (bench/freshness.py says how); writes them to
@@ -37,8 +40,8 @@ RUNS_DIR=$RESULTS_DIR/freshness
 K6=$(k6/install-k6.sh) || exit 1
 export K6 RUNS_DIR RUN_TIMEOUT=180
 rm -rf "$RUNS_DIR"; mkdir -p "$RUNS_DIR"
-sampler='' watcher=''
-trap 'for p in $sampler $watcher; do kill "$p" 2>/dev/null; done; temp_stack_down' EXIT
+sampler='' watcher='' renderer=''
+trap 'for p in $sampler $watcher $renderer; do kill "$p" 2>/dev/null; done; temp_stack_down' EXIT
 trap 'exit 130' INT TERM
 
 started=$(date -u +%FT%TZ)
@@ -66,16 +69,20 @@ refreshes() {
 
 # watch_waits NAME: from now on, Varnish's log of the readers' requests that waited on another
 # request's fetch (the waiting list) or went to the origin themselves (miss, pass: with the
-# reason a pass has) goes to NAME.waits.txt, until stop_watch NAME.
+# reason a pass has) goes to NAME.waits.txt, and the time each reader's request spent in Varnish
+# (µs) to NAME.edge.txt, until stop_watch NAME.
 watch_waits() {
   varnishncsa -n "$STACK_DIR/varnish" \
     -q 'ReqHeader:X-Bench-Client eq "reader" and (Timestamp:Waitinglist or VCL_call eq "MISS" or VCL_call eq "PASS")' \
     -F '%{Varnish:handling}x %{%s}t %U %{X-Cache-Reason}o' -w "$RUNS_DIR/$1.waits.txt" &
   watcher=$!
+  varnishncsa -n "$STACK_DIR/varnish" -q 'ReqHeader:X-Bench-Client eq "reader"' -F '%D' -w "$RUNS_DIR/$1.edge.txt" &
+  watcher="$watcher $!"
 }
 stop_watch() {
   sleep 2   # refreshes still under way land in this run's count
-  kill "$watcher"; wait "$watcher" 2>/dev/null
+  local p
+  for p in $watcher; do kill "$p"; wait "$p" 2>/dev/null; done
   watcher=''
   date +%s%3N >"$RUNS_DIR/$1.end"
 }
@@ -97,6 +104,19 @@ echo "freshness: readers without edits, the baseline"
 edit_run baseline EDIT_RATE=0
 rc=$?
 refreshes baseline   # the navigation's creation: not the refresh-on run's
+# The machine's own bound: the same readers, no edits, while WordPress renders the pages a site
+# title change is checked on as fast as it can, straight from the origin (wrk, one connection per
+# CPU). Its rate says how soon those pages can all be rendered again at best; the readers' p99
+# says what rendering alone, without any edit or purge, costs readers on these shared CPUs.
+read -r -a checked < <(grep -o 'freshness: pages checked [^"]*' "$RUNS_DIR/baseline.log" | head -n 1 | cut -d' ' -f4-)
+((${#checked[@]} > 0)) || { echo "freshness: the baseline run did not say which pages it checks"; exit 1; }
+echo "freshness: readers without edits while the origin renders the ${#checked[@]} pages checked flat out"
+wrk -t1 -c"$(nproc)" -d"$(($(seconds "$POST_DURATION") + $(seconds "$SITEWIDE_DURATION") + 10))s" -H "Host: $SITE_HOST" \
+  -s bench/origin-pages.lua "http://127.0.0.1:$WEB_PORT" -- "${checked[@]}" >"$RUNS_DIR/origin-busy.wrk.txt" 2>&1 &
+renderer=$!
+edit_run origin-busy EDIT_RATE=0 || rc=1
+kill -INT "$renderer" 2>/dev/null; wait "$renderer"
+echo "${#checked[@]}" >"$RUNS_DIR/origin-busy.pages"
 echo "freshness: refresh on (PURGER_REFRESH_CONCURRENCY=$REFRESH)"
 edit_run refresh-on FRESH_P99_MS=500 FRESH_ALL_P99_MS=500 FRESH_MAX_MS=500 || rc=1
 refreshes refresh-on

@@ -173,7 +173,9 @@ export function setup() {
     if (pending.length) exec.test.abort(`the navigation link does not show on ${pending.join(' ')}: does the theme render a navigation block?`);
   }
   for (const v of [...pages, ...wide]) { get(v, 'setup'); get(v, 'setup'); } // cached before the first edit
-  // For bench/freshness.sh: where the load (and the post edit phase) begins.
+  // For bench/freshness.sh: the pages a site title change is checked on, and where the load (and
+  // the post edit phase) begins.
+  console.log(`freshness: pages checked ${pages.join(' ')}`);
   console.log(`freshness: load starts at ${Date.now()}`);
   return { posts, pages, nav, wide };
 }

@@ -109,6 +109,14 @@ def freshness_rows():
          f"{n(d.get('origin_per_post_edit'), 1)} / {n(off.get('origin_per_post_edit'), 1)}; "
          f"{n(d.get('origin_per_sitewide_change'), 1)} / {n(off.get('origin_per_sitewide_change'), 1)}", "`make bench-freshness`", when(d)),
     ]
+    bound = d.get("origin_busy")
+    if bound:
+        br = bound.get("readers") or {}
+        rows.append((f"this machine's bound, without edits: WordPress rendering the {bound['sitewide_pages']} pages a site title change is checked on, "
+                     "straight from the origin, as fast as it can beside the same readers: its rate, the least time to render them all again, the readers' p99 (inside Varnish)",
+                     f"{n(bound['renders_per_s'], 1)} pages/s; **{n(bound['sitewide_floor_ms'])} ms**; p99 {n(br.get('p99_ms'), 1)} ms "
+                     f"({n(br.get('edge_p99_ms'), 2)} ms; without edits {n(get(d, 'baseline.edge_p99_ms'), 2)} ms, during edits {n(rd.get('edge_p99_ms'), 2)} ms)",
+                     "`make bench-freshness`", when(d)))
     return rows
 
 

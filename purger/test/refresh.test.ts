@@ -111,6 +111,28 @@ describe('refresh after invalidation', () => {
     for (const p of pages) expect((await read(p)).cache).toBe('HIT');
   });
 
+  it('refreshes the pages of a soft invalidation one at a time, in order (readers get the stale copy meanwhile)', async () => {
+    const s = await service({ PURGER_REFRESH_CONCURRENCY: '4' });
+    const pages = Array.from({ length: 4 }, (_, i) => `/soft-${i}/`);
+    await warm(stack, pages);
+    for (const p of pages) {
+      await read(p); // (the gzip copy, which readers get and refreshes fill)
+      stack.origin.edit(p);
+      stack.origin.slowOnce(p, 200);
+    }
+    const seen = watchOrigin(pages);
+    try {
+      const before = await counter(s, REFRESHES, { outcome: 'fetched' });
+      await send(s, [tagEvent(pages.map((p) => `p-${p.slice(1, -1)}`), { soft: true, refresh: pages.map(url) })]);
+      await until('every page refreshed', async () => (await counter(s, REFRESHES, { outcome: 'fetched' })) === before + 4, 20_000);
+      expect(seen.max()).toBe(1);
+      expect(seen.paths).toEqual(pages);
+    } finally {
+      seen.restore();
+    }
+    for (const p of pages) expect(await read(p)).toEqual({ cache: 'HIT', body: `${p} v2\n` });
+  });
+
   it('queues a page once, and again when it was invalidated while its refresh was in flight', async () => {
     const s = await service();
     await warm(stack, ['/twice/']);

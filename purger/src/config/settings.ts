@@ -84,7 +84,7 @@ export const Settings = Type.Object({
   PURGER_NODE_TIMEOUT_MS: int(5000, 100, 120_000, 'connect / response timeout per request to a node'),
   PURGER_RETRY_BASE_MS: int(200, 1, 60_000, 'first retry delay; doubles per attempt'),
   PURGER_RETRY_MAX_MS: int(30_000, 1, 3_600_000, 'retry delay cap'),
-  PURGER_REFRESH_CONCURRENCY: int(4, 0, 64, 'pages re-fetched at a time per node after their invalidation, if readers requested them in the last minute; 0 = refresh off'),
+  PURGER_REFRESH_CONCURRENCY: int(4, 0, 64, 'pages re-fetched at a time per node after their invalidation (those of soft invalidations one at a time), if readers requested them in the last minute; 0 = refresh off'),
   PURGER_POLL_MS: int(1000, 10, 60_000, 'workers read the log at least this often without a wake-up'),
 
   PURGER_LOG_MAX_BYTES: int(DEFAULT_LOG_MAX_BYTES, 65_536, 64 * 1024 * 1024 * 1024, 'memory budget of the log (its length cap is this / 300)'),

@@ -7,7 +7,7 @@ import { type Lane, NodeLanes, RepurgeLane } from './lane.js';
 import type { Metrics } from '../metrics.js';
 import { NodeHealth } from './node-health.js';
 import { NodeSender } from './node-sender.js';
-import { refreshTargets, targetKey, type PageRefresher } from './page-refresher.js';
+import { refreshTargets, targetKey, type PageRefresher, type RefreshTarget } from './page-refresher.js';
 import { backoffMs, Sleeper } from './retry.js';
 import { eventRef } from '../ingest/event-model.js';
 import { compareIds, type LogEntry, type StreamLog } from '../store/stream-log.js';
@@ -173,8 +173,12 @@ export class NodeDelivery {
       main.seq = last.seq;
       main.seqKnown = last.seq > 0;
       this.hooks.onApplied(this.node, entries);
-      const refresh = refreshTargets(entries.filter((e) => !applied.failed.has(eventRef(e.event.site, e.event.id))));
-      this.refresher?.enqueue(refresh.filter((t) => !applied.prefetched.has(targetKey(t))));
+      // Pages of hard invalidations first (their readers would wait on the origin), then those of
+      // soft ones in the background (their readers get the stale copy meanwhile).
+      const done = entries.filter((e) => !applied.failed.has(eventRef(e.event.site, e.event.id)));
+      const left = (t: RefreshTarget): boolean => !applied.prefetched.has(targetKey(t));
+      this.refresher?.enqueue(refreshTargets(done.filter((e) => !e.event.soft)).filter(left));
+      this.refresher?.enqueue(refreshTargets(done.filter((e) => e.event.soft)).filter(left), true);
       for (const lane of this.lanes.repurges) lane.wakeAfter(lane.delayMs);
       if (applied.lastRefusedAt !== undefined) await skipAfterRestart(this.jumps, applied.lastRefusedAt);
     }

@@ -1,7 +1,8 @@
 // Re-fetches the pages a node just invalidated (docs/protocol.md §2, refresh), so the next reader
 // gets them from the cache. Per node: a bounded queue, each page queued once, at most
-// `concurrency` requests at a time. Best effort: nothing durable, a failure is counted and logged,
-// never retried, and never holds up delivery or receipts.
+// `concurrency` requests at a time. Pages of soft invalidations wait in a background queue
+// refreshed one at a time (see enqueue). Best effort: nothing durable, a failure is counted and
+// logged, never retried, and never holds up delivery or receipts.
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { LogEntry } from '../store/stream-log.js';
@@ -17,6 +18,9 @@ export interface RefreshTarget {
 
 /** most pages waiting on one node; past it new ones are dropped (counted): a refresh is worth it right after its edit only */
 export const REFRESH_QUEUE_MAX = 1000;
+
+/** background refreshes (pages of soft invalidations) in flight at a time per node */
+export const BACKGROUND_CONCURRENCY = 1;
 
 /**
  * The pages the entries name, deduplicated, by rank: every event's first page, then every
@@ -49,13 +53,16 @@ export const PREFETCH_BUDGET_MS = 1500;
 
 export class PageRefresher {
   private queue: RefreshTarget[] = [];
+  private background: RefreshTarget[] = [];
   private readonly queued = new Set<string>();
+  private readonly queuedBackground = new Set<string>();
+  private backgroundInFlight = 0;
   private readonly running = new Set<string>();
   /**
    * In flight when the page was invalidated again: that fetch began before the invalidation, so
    * the node does not keep it (docs/protocol.md §2); the page is queued once more when it ends.
    */
-  private readonly again = new Set<string>();
+  private readonly again = new Map<string, boolean>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private stopped = false;
 
@@ -67,21 +74,36 @@ export class PageRefresher {
     private readonly logger: Logger,
   ) {}
 
-  /** Queues the pages (in priority order) that are not queued yet; one in flight is queued again once it ends. */
-  enqueue(targets: readonly RefreshTarget[]): void {
+  /**
+   * Queues the pages (in priority order) that are not queued yet; one in flight is queued again
+   * once it ends. `background`: pages of soft invalidations only. The node still serves their
+   * stale copy, so no reader waits for them, and readers' own requests already fetch the pages
+   * they read, most read first; refreshing the rest at full concurrency would only take the
+   * origin's CPU from those. They are refreshed one at a time, when no other page waits. A page
+   * queued in the background and named again without `background` moves to the front queue.
+   */
+  enqueue(targets: readonly RefreshTarget[], background = false): void {
     if (this.stopped) return;
     let dropped = 0;
     for (const t of targets) {
       const key = targetKey(t);
       if (this.queued.has(key)) continue;
       if (this.running.has(key)) {
-        this.again.add(key);
+        // (to the background again only if every request for it since was a background one)
+        this.again.set(key, (this.again.get(key) ?? true) && background);
         continue;
       }
-      if (this.queue.length >= REFRESH_QUEUE_MAX) {
+      if (background && this.queuedBackground.has(key)) continue;
+      if (this.queue.length + this.background.length >= REFRESH_QUEUE_MAX) {
         dropped++;
         continue;
       }
+      if (background) {
+        this.queuedBackground.add(key);
+        this.background.push(t);
+        continue;
+      }
+      if (this.queuedBackground.delete(key)) this.background = this.background.filter((b) => targetKey(b) !== key);
       this.queued.add(key);
       this.queue.push(t);
     }
@@ -147,21 +169,37 @@ export class PageRefresher {
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue = [];
+    this.background = [];
     this.queued.clear();
+    this.queuedBackground.clear();
     this.again.clear();
     await Promise.allSettled([...this.inFlight]);
   }
 
   private pump(): void {
-    while (!this.stopped && this.inFlight.size < this.concurrency && this.queue.length > 0) {
-      const t = this.queue.shift()!;
+    while (!this.stopped && this.inFlight.size < this.concurrency) {
+      let t: RefreshTarget;
+      let background = false;
+      if (this.queue.length > 0) {
+        t = this.queue.shift()!;
+        this.queued.delete(targetKey(t));
+      } else if (this.background.length > 0 && this.backgroundInFlight < BACKGROUND_CONCURRENCY) {
+        t = this.background.shift()!;
+        this.queuedBackground.delete(targetKey(t));
+        background = true;
+        this.backgroundInFlight++;
+      } else {
+        return;
+      }
       const key = targetKey(t);
-      this.queued.delete(key);
       this.running.add(key);
       const p: Promise<void> = this.refreshOne(t).finally(() => {
         this.running.delete(key);
         this.inFlight.delete(p);
-        if (this.again.delete(key)) this.enqueue([t]);
+        if (background) this.backgroundInFlight--;
+        const again = this.again.get(key);
+        this.again.delete(key);
+        if (again !== undefined) this.enqueue([t], again);
         else this.pump();
       });
       this.inFlight.add(p);
