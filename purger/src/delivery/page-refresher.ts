@@ -60,7 +60,8 @@ export class PageRefresher {
   private readonly running = new Set<string>();
   /**
    * In flight when the page was invalidated again: that fetch began before the invalidation, so
-   * the node does not keep it (docs/protocol.md §2); the page is queued once more when it ends.
+   * the node does not keep it (docs/protocol.md §2); the page is queued once more when it ends,
+   * to the background queue if every request for it since was a background one (the value).
    */
   private readonly again = new Map<string, boolean>();
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -89,7 +90,6 @@ export class PageRefresher {
       const key = targetKey(t);
       if (this.queued.has(key)) continue;
       if (this.running.has(key)) {
-        // (to the background again only if every request for it since was a background one)
         this.again.set(key, (this.again.get(key) ?? true) && background);
         continue;
       }
