@@ -130,7 +130,10 @@ def origin_busy(runs):
     wrk = next((json.loads(line) for line in open(os.path.join(runs, "origin-busy.wrk.txt")) if line.startswith("{")), None)
     if wrk is None or wrk["duration_us"] <= 0:
         sys.exit("freshness: origin-busy.wrk.txt has no wrk summary")
-    pages = int(open(os.path.join(runs, "origin-busy.pages")).read())
+    checked = re.search(r"freshness: pages checked ([^\"\n]+)", open(os.path.join(runs, "baseline.log")).read())
+    if not checked:
+        sys.exit("freshness: baseline.log does not say which pages it checks")
+    pages = len(checked.group(1).split())
     rate = wrk["requests"] / (wrk["duration_us"] / 1e6)
     return {"renders_per_s": round(rate, 1), "render_errors": wrk["socket_errors"] + wrk["non_2xx_3xx"],
             "sitewide_pages": pages, "sitewide_floor_ms": round(1000 * pages / rate) if rate > 0 else None,

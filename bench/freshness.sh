@@ -116,7 +116,6 @@ wrk -t1 -c"$(nproc)" -d"$(($(seconds "$POST_DURATION") + $(seconds "$SITEWIDE_DU
 renderer=$!
 edit_run origin-busy EDIT_RATE=0 || rc=1
 kill -INT "$renderer" 2>/dev/null; wait "$renderer"
-echo "${#checked[@]}" >"$RUNS_DIR/origin-busy.pages"
 echo "freshness: refresh on (PURGER_REFRESH_CONCURRENCY=$REFRESH)"
 edit_run refresh-on FRESH_P99_MS=500 FRESH_ALL_P99_MS=500 FRESH_MAX_MS=500 || rc=1
 refreshes refresh-on
