@@ -23,9 +23,11 @@
 // (edits/s, default 2), DURATION (post edit phase), SITEWIDE_DURATION (default 0s: none),
 // SITEWIDE_RATE (default 0.5), EDIT_POSTS (how many of the newest posts take turns, default 8,
 // at most the 10 a listing shows), READ_POSTS (default 0), READER_VUS (default 4), POLL_MS (10),
-// FRESH_TIMEOUT_MS (10000), FRESH_P99_MS (threshold on edge_time_to_fresh's p99),
-// FRESH_ALL_P99_MS (the same for edge_time_to_fresh_all and edge_time_to_fresh_sitewide),
-// FRESH_MAX_MS (the slowest of them all, when set).
+// FRESH_TIMEOUT_MS (10000: an edit not fresh by then fails the run), and, only when set, speed
+// thresholds for benchmarks: FRESH_P99_MS (edge_time_to_fresh's p99), FRESH_ALL_P99_MS (the same
+// for edge_time_to_fresh_all and edge_time_to_fresh_sitewide), FRESH_MAX_MS (the slowest of them
+// all). The smoke in make test sets none of them: a test waits with a generous bound, it does not
+// time the machine.
 import http from 'k6/http';
 import { sleep } from 'k6';
 import exec from 'k6/execution';
@@ -47,6 +49,7 @@ const POLL_MS = num('POLL_MS', 10);
 const TIMEOUT_MS = num('FRESH_TIMEOUT_MS', 10000);
 // FRESH_MAX_MS, when set: the slowest edit too (make bench-freshness: the worst case under 500 ms).
 const worstCase = __ENV.FRESH_MAX_MS ? [`max<${num('FRESH_MAX_MS', 500)}`] : [];
+const p99Under = (name) => (__ENV[name] ? [`p(99)<${num(name, 0)}`] : []);
 const AUTH = `Basic ${encoding.b64encode(`${env('WP_USER', 'admin')}:${env('WP_APP_PASSWORD', '')}`)}`;
 const NAV_TITLE = 'varnish-edge bench navigation';
 
@@ -83,17 +86,17 @@ if (SITEWIDE) {
 }
 
 const editThresholds = RATE > 0 ? {
-  edge_time_to_fresh: [`p(99)<${num('FRESH_P99_MS', 250)}`, ...worstCase],
-  edge_time_to_fresh_all: [`p(99)<${num('FRESH_ALL_P99_MS', 1000)}`, ...worstCase],
+  edge_time_to_fresh: [...p99Under('FRESH_P99_MS'), ...worstCase],
+  edge_time_to_fresh_all: [...p99Under('FRESH_ALL_P99_MS'), ...worstCase],
   edge_fresh_timeouts: ['count==0'],
   edge_edit_errors: ['rate==0'],
   edge_edits: ['count>0'],
 } : {};
 const sitewideThresholds = SITEWIDE ? {
-  edge_time_to_fresh_sitewide: [`p(99)<${num('FRESH_ALL_P99_MS', 1000)}`, ...worstCase],
+  edge_time_to_fresh_sitewide: [...p99Under('FRESH_ALL_P99_MS'), ...worstCase],
   // Each kind on its own too (the summary then carries both).
-  'edge_time_to_fresh_sitewide{change:title}': [`p(99)<${num('FRESH_ALL_P99_MS', 1000)}`],
-  'edge_time_to_fresh_sitewide{change:navigation}': [`p(99)<${num('FRESH_ALL_P99_MS', 1000)}`],
+  'edge_time_to_fresh_sitewide{change:title}': p99Under('FRESH_ALL_P99_MS'),
+  'edge_time_to_fresh_sitewide{change:navigation}': p99Under('FRESH_ALL_P99_MS'),
   edge_sitewide_changes: ['count>0'],
 } : {};
 

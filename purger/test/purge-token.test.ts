@@ -56,7 +56,8 @@ function vclLoads(file: string, use = false): boolean {
   const vcl = join(dir, `${name}.vcl`);
   const node = stack.varnishes[0]!;
   writeFileSync(vcl, renderEntry({ backend: node.backend, tokenFile: file, purgers: '127.0.0.1' }), { mode: 0o644 });
-  const adm = (...args: string[]) => execFileSync('varnishadm', ['-n', node.workdir, ...args], { stdio: 'pipe' });
+  // -t: compiling a VCL on a busy machine outlasts varnishadm's default wait
+  const adm = (...args: string[]) => execFileSync('varnishadm', ['-t', '300', '-n', node.workdir, ...args], { stdio: 'pipe' });
   try {
     adm('vcl.load', name, vcl);
   } catch {

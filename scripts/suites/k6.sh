@@ -81,8 +81,10 @@ seen=$(origin_requests "$offset" "herd=$nonce")
 echo "herd: the origin's access log has $seen request(s) for ?herd=$nonce (want 1)"
 report "herd" $(( herd_rc == 0 && seen == 1 ? 0 : 1 ))
 
+# Correctness only: every edit fresh on all four pages within 30 s (no timing threshold: the
+# figures it prints are make bench-freshness's business).
 k6_run freshness freshness "${common[@]}" DURATION=5s EDIT_RATE=2 EDIT_POSTS=8 READER_VUS=2 \
-  FRESH_P99_MS=3000 FRESH_ALL_P99_MS=5000 WP_USER="$WP_ADMIN_USER" WP_APP_PASSWORD="$APP_PASSWORD"
+  FRESH_TIMEOUT_MS=30000 WP_USER="$WP_ADMIN_USER" WP_APP_PASSWORD="$APP_PASSWORD"
 report "freshness" $?
 
 # 6. The origin goes away 3 s in; the microcache Varnish (1 s TTL) must keep serving.

@@ -22,7 +22,7 @@ export COMPOSE_PROJECT_NAME=vetest-$$ COMPOSE_FILE=docker-compose.yml
 export COMPOSE_PROFILES=""
 read -r VARNISH_PORT VARNISH_2_PORT < <(free_ports 2)
 export VARNISH_PORT VARNISH_2_PORT SITE_HOST=localhost:$VARNISH_PORT
-export DEMO_POSTS=150 WP_CRON_INTERVAL=2 E2E_FRESH_LIMIT_MS=1000
+export DEMO_POSTS=150 WP_CRON_INTERVAL=2
 LOCAL_CA=$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null); export LOCAL_CA
 dc() { docker compose "$@"; }
 ok=0

@@ -13,6 +13,7 @@ import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repo, scratchStack } from './scratch-stack.mjs';
+import { until } from '../../testkit/wait.mjs';
 
 const SOURCE = process.env.WP_SOURCE || '/usr/share/wordpress';
 // The theme a fresh install of that WordPress activates (stack/wp/install.php).
@@ -30,9 +31,10 @@ after(() => {
   rmSync(wpSource, { recursive: true, force: true });
 });
 
-/** The home page through this stack's Varnish. */
+/** The home page through this stack's Varnish (which may still be starting on a busy machine). */
 async function edgeHome() {
-  const r = await fetch(`http://127.0.0.1:${env.VARNISH_PORT}/`, { headers: { host: env.SITE_HOST } });
+  const r = await until('Varnish to answer the home page', () =>
+    fetch(`http://127.0.0.1:${env.VARNISH_PORT}/`, { headers: { host: env.SITE_HOST } }).catch(() => undefined), 60_000, 250);
   return { cache: r.headers.get('x-cache'), body: await r.text() };
 }
 
