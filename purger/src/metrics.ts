@@ -84,7 +84,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     }),
     invalidationsSent: new Counter({
       name: 'purger_invalidations_sent_total',
-      help: 'Invalidation requests sent to Varnish, by node, kind (purge, purgekeys, ban), outcome (ok, retry, failed) and lane (main, repurge-<delay ms>)',
+      help: 'Invalidation requests sent to Varnish, by node, kind (purge, purgekeys, ban), outcome (ok; retry: failed transiently, sent again later; refused: the node will never accept it as built, sent reshaped) and lane (main, repurge-<delay ms>)',
       labelNames: ['node', 'kind', 'outcome', 'lane'] as const,
       registers: r,
     }),
@@ -132,7 +132,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     }),
     deadLettered: new Counter({
       name: 'purger_events_dead_lettered_total',
-      help: 'Log entries a node skipped because they can never be sent (reason: unplannable = an unsafe ban, malformed = no readable event); their receipts say failed',
+      help: 'Log entries a node skipped because they can never be sent (reason: unplannable = an unsafe ban, malformed = no readable event, refused = the node refused every form of their invalidation, a site-wide ban included); their receipts say failed',
       labelNames: ['node', 'reason'] as const,
       registers: r,
     }),
@@ -141,6 +141,13 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       name: 'varnish_edge_purger_refreshes_total',
       help: 'Pages a node was asked to re-fetch after an invalidation, by node and outcome (fetched: from the origin; cached: a reader had already refilled it; skipped: not requested recently; failed; dropped: the queue was full)',
       labelNames: ['node', 'outcome'] as const,
+      registers: r,
+    }),
+    reshaped: new Counter({
+      // (named like varnish_edge_purger_refreshes_total, for the same dashboards)
+      name: 'varnish_edge_purger_reshaped_total',
+      help: 'Invalidations a node refused as built (a 4xx but 403/408/429, 500, 501, 505, a 503 "VCL failed"), by node, kind of the refused request (purge, purgekeys, ban) and how it went out instead (split: its keys in two halves; host-ban: a ban of the whole site; failed: a refused site ban, its events not applied on the node)',
+      labelNames: ['node', 'kind', 'how'] as const,
       registers: r,
     }),
     backlogSkips: new Counter({
@@ -156,7 +163,7 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /** Drops every series labelled with this node (a node discovery no longer lists). */
 export async function removeNodeSeries(metrics: Metrics, node: string): Promise<void> {
-  const labelled = [metrics.invalidationsSent, metrics.backlog, metrics.nodeUp, metrics.logOverruns, metrics.backlogSkips, metrics.deadLettered, metrics.refreshes];
+  const labelled = [metrics.invalidationsSent, metrics.backlog, metrics.nodeUp, metrics.logOverruns, metrics.backlogSkips, metrics.deadLettered, metrics.refreshes, metrics.reshaped];
   for (const m of labelled) {
     for (const v of (await m.get()).values) {
       if (v.labels.node === node) m.remove(v.labels as never);

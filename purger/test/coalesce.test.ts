@@ -116,7 +116,7 @@ describe('coalesce', () => {
     ], opts);
     expect(plan.requests).toEqual([
       { kind: 'ban', site: 'example.com', eventIds: ['c', 'a', 'b'] },
-      { kind: 'purgekeys', site: 'example.com', soft: false, keys: ['k1'], eventIds: ['d'] },
+      { kind: 'purgekeys', site: 'example.com', soft: false, keys: ['k1'], eventIds: ['d'], keyEventIds: [['d']] },
       { kind: 'purge', site: 'other.test', soft: false, path: '/x/', eventIds: ['e'] },
     ]);
   });

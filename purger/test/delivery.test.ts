@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { until } from '../../testkit/wait.mjs';
 import { SITE, type Stack, eventId, postEvents, tagEvent, urlEvent } from './support/stack.js';
 import type { Service } from '../src/service.js';
-import { appliedEverywhere, counter, expectNotCached, servicePerFile, warm } from './helpers.js';
+import { appliedEverywhere, counter, expectNotCached, keysFilling, receipt, servicePerFile, warm } from './helpers.js';
 
 let stack: Stack;
 let svc: Service;
@@ -55,6 +55,28 @@ describe('invalidation reaches every node and really removes objects', () => {
     for (const v of stack.varnishes) {
       await expectNotCached(v, '/newsletter/');
       await expectNotCached(v, '/other/');
+    }
+  });
+
+  it('applies keys filling the whole header budget (7,168 bytes) as one hard PURGEKEYS, then refreshes the page (no 503, nothing reshaped)', async () => {
+    // (the purger used to send this with a refresh generation, which the VCL turned into a regex
+    // ban that failed past ~4.8 KB of keys: 503 VCL failed, retried for ever)
+    await warm(stack, ['/full-budget/', '/full-budget-other/']);
+    stack.origin.edit('/full-budget/');
+    const sent = () => Promise.all(stack.varnishes.map((v) => Promise.all(['ok', 'refused', 'retry'].map((outcome) => counter(svc, 'purger_invalidations_sent_total', { node: v.node, kind: 'purgekeys', lane: 'main', outcome })))));
+    const fetched = () => counter(svc, 'varnish_edge_purger_refreshes_total', { outcome: 'fetched' });
+    const [before, fetchedBefore] = [await sent(), await fetched()];
+    const e = tagEvent(keysFilling(7168, ['p-full-budget', 'p-full-budget-other']), { refresh: [`http://${SITE}/full-budget/`] });
+    expect((await postEvents(svc.url, { site: SITE, events: [e] })).status).toBe(202);
+    await appliedEverywhere(svc, e.id, 2);
+    expect((await receipt(svc, e.id)).nodes.map((n) => n.via)).toEqual([undefined, undefined]);
+    expect((await sent()).map((node, i) => node.map((n, j) => n - before[i]![j]!))).toEqual([[1, 0, 0], [1, 0, 0]]);
+    expect(await counter(svc, 'varnish_edge_purger_reshaped_total')).toBe(0);
+    // the page the event names to refresh is fetched again after the purge; the other is gone
+    await until('the page refreshed on both nodes', async () => (await fetched()) === fetchedBefore + 2);
+    for (const v of stack.varnishes) {
+      expect(await v.get(SITE, '/full-budget/')).toMatchObject({ body: '/full-budget/ v2\n' });
+      await expectNotCached(v, '/full-budget-other/');
     }
   });
 

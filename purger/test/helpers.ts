@@ -36,6 +36,8 @@ export interface NodeReceipt {
   node: string;
   state: string;
   invalidated?: number;
+  via?: string;
+  error?: string;
 }
 
 export async function receipt(svc: Service, id: string): Promise<{ nodes: NodeReceipt[] }> {
@@ -98,4 +100,19 @@ export function servicePerFile(opts: StackOptions, env: Record<string, string>, 
   afterAll(async () => {
     await stack?.close();
   });
+}
+
+/** Keys (`named` first, then fillers) whose space-separated list is exactly `bytes` long. */
+export function keysFilling(bytes: number, named: string[]): string[] {
+  const keys = [...named];
+  let size = named.join(' ').length;
+  for (let i = 0; size < bytes; i++) {
+    const room = bytes - size - (keys.length > 0 ? 1 : 0);
+    // (keys of 60 characters, the last one up to 80 long: what is left)
+    const key = `p-fill-${i}-`.padEnd(room <= 80 ? room : 60, 'x');
+    size += (keys.length > 0 ? 1 : 0) + key.length;
+    keys.push(key);
+  }
+  expect(keys.join(' ')).toHaveLength(bytes);
+  return keys;
 }

@@ -77,7 +77,9 @@ export const Settings = Type.Object({
   }),
   PURGER_COALESCE_MS: int(5, 0, 10_000, 'a worker waits this long after a wake-up to batch events'),
   PURGER_BATCH_MAX: int(5000, 1, 100_000, 'most log entries applied per batch'),
-  PURGER_HEADER_BUDGET: int(7168, 512, 65_536, 'bytes for one xkey-purge / X-Ban-Url value'),
+  // (past Varnish's http_req_size, 32 KiB by default, a request is not answered at all: the
+  // connection is reset, which is retried like any network error; up to it a refusal is split)
+  PURGER_HEADER_BUDGET: int(7168, 512, 16_384, "bytes for one xkey-purge / X-Ban-Url value (Varnish's http_req_hdr_len is 8192 by default; a longer header is refused and split)"),
   PURGER_URL_ESCALATE: int(2000, 1, 1_000_000, 'more distinct URLs than this (one site, one batch) become a site-wide ban'),
   PURGER_URL_BAN_MIN: int(16, 1, 1_000_000, 'from this many plain URLs of one site in one batch, send exact-match bans'),
   PURGER_NODE_CONCURRENCY: int(8, 1, 256, 'parallel requests (and connections) per node'),

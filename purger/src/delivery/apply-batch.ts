@@ -6,10 +6,6 @@ import { eventRef } from '../ingest/event-model.js';
 import type { Metrics } from '../metrics.js';
 import type { NodeSender } from './node-sender.js';
 import type { LogEntry } from '../store/stream-log.js';
-import { SendError } from './varnish-client.js';
-import { PREFETCH_BUDGET_MS, refreshTargets, type PageRefresher } from './page-refresher.js';
-import { randomBytes } from 'node:crypto';
-import type { Invalidation } from './coalesce.js';
 
 export interface Applied {
   /** eventRef(site, id) → receipt JSON (main lane only; repeat lanes write no receipts) */
@@ -18,8 +14,6 @@ export interface Applied {
   lastRefusedAt: number | undefined;
   /** eventRef(site, id) of the events the node did not apply */
   failed: ReadonlySet<string>;
-  /** targetKey()s of the pages the node answered a refresh for before the purge (the refresh queue leaves them out) */
-  prefetched: ReadonlySet<string>;
 }
 
 export interface BatchContext {
@@ -28,8 +22,6 @@ export interface BatchContext {
   sender: NodeSender;
   metrics: Metrics;
   logger: Logger;
-  /** refreshes pages before a hard purge (undefined: refresh off) */
-  refresher?: PageRefresher | undefined;
 }
 
 /** undefined when stopping (nothing is recorded; the batch is replayed). */
@@ -44,57 +36,28 @@ export async function applyBatch(ctx: BatchContext, entries: LogEntry[], lane: s
     metrics.escalations.inc({ reason: esc.reason });
     logger.warn({ node, lane, site: esc.site, urls: esc.urls }, 'URL burst escalated to a site-wide ban');
   }
-  const { requests, prefetched } = await refreshFirst(ctx, entries, plan.requests, unplannable, lane);
-  const sent = await ctx.sender.sendAll(requests, lane);
+  // Every invalidation first; the pages to refresh are queued once the batch is recorded (node-delivery.ts).
+  const sent = await ctx.sender.sendAll(plan.requests, lane);
   if (!sent) return undefined;
-  const invalidated = new Map<string, number>();
   const failed = new Map<string, string>();
   // (keyed by site and id: two sites may use the same event id)
+  for (const [ref, o] of sent.events) if (o.error) failed.set(ref, o.error);
+  // the node refused every shape of their requests (node-sender.ts): never sendable there
+  if (lane === 'main' && failed.size > 0) metrics.deadLettered.inc({ node, reason: 'refused' }, failed.size);
   for (const [ref, reason] of unplannable) failed.set(ref, reason);
-  plan.requests.forEach((req, i) => {
-    const r = sent.results[i]!;
-    for (const id of req.eventIds) {
-      const ref = eventRef(req.site, id);
-      if (r instanceof SendError) failed.set(ref, r.message);
-      else invalidated.set(ref, (invalidated.get(ref) ?? 0) + r.invalidated);
-    }
-  });
   const results = new Map<string, string>();
   const at = new Date().toISOString();
   if (lane === 'main') {
     for (const e of entries) {
       const id = eventRef(e.event.site, e.event.id);
       const err = failed.get(id);
-      results.set(id, JSON.stringify(err ? { s: 'failed', t: at, e: err } : { s: 'applied', t: at, i: invalidated.get(id) ?? 0 }));
+      const o = sent.events.get(id);
+      results.set(id, JSON.stringify(err ? { s: 'failed', t: at, e: err } : { s: 'applied', t: at, i: o?.invalidated ?? 0, ...(o?.via ? { v: o.via } : {}) }));
     }
   }
   logger.debug(
     { node, lane, events: entries.length, requests: plan.requests.length, ids: entries.slice(0, 20).map((e) => e.event.id) },
     'batch applied',
   );
-  return { results, lastRefusedAt: sent.lastRefusedAt, failed: new Set(failed.keys()), prefetched };
-}
-
-/**
- * A hard purge, key purge or ban in the main lane with pages to refresh: the node fetches the
- * first of those pages before it (about one render's worth: PageRefresher.prefetch; the batch's
- * events are all committed, so the new copies show them), serving its cached copies meanwhile,
- * and the hard requests then name the generation so they leave the new copies: readers of those
- * pages wait on no render. Soft requests are unchanged: they leave a stale copy to serve.
- */
-async function refreshFirst(
-  ctx: BatchContext,
-  entries: LogEntry[],
-  requests: Invalidation[],
-  unplannable: ReadonlyMap<string, string>,
-  lane: string,
-): Promise<{ requests: Invalidation[]; prefetched: ReadonlySet<string> }> {
-  const none = { requests, prefetched: new Set<string>() };
-  const hard = (r: Invalidation): boolean => r.kind === 'ban' || !r.soft;
-  if (lane !== 'main' || !ctx.refresher || !requests.some(hard)) return none;
-  const targets = refreshTargets(entries.filter((e) => !unplannable.has(eventRef(e.event.site, e.event.id))));
-  if (targets.length === 0) return none;
-  const gen = randomBytes(8).toString('hex');
-  const { used, answered } = await ctx.refresher.prefetch(targets, gen, PREFETCH_BUDGET_MS);
-  return { requests: used ? requests.map((r) => (hard(r) ? { ...r, keepGen: gen } : r)) : requests, prefetched: answered };
+  return { results, lastRefusedAt: sent.lastRefusedAt, failed: new Set(failed.keys()) };
 }

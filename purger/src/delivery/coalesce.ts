@@ -4,12 +4,12 @@
 import { packPrefixRegexes, packRegexes } from './ban-expression.js';
 import type { StoredEvent } from '../ingest/event-model.js';
 
-// keepGen (hard requests only): leave the copies refreshed with this generation just before
-// (docs/protocol.md §2, refresh before a hard purge). Set per node when it sends.
+// keyEventIds: per key, the events naming it (parallel to keys), so that a request split in
+// halves (reshape.ts) names in each half only the events of its keys.
 export type Invalidation =
-  | { kind: 'purge'; site: string; soft: boolean; path: string; eventIds: string[]; keepGen?: string }
-  | { kind: 'purgekeys'; site: string; soft: boolean; keys: string[]; eventIds: string[]; keepGen?: string }
-  | { kind: 'ban'; site: string; banUrl?: string; eventIds: string[]; keepGen?: string };
+  | { kind: 'purge'; site: string; soft: boolean; path: string; eventIds: string[] }
+  | { kind: 'purgekeys'; site: string; soft: boolean; keys: string[]; eventIds: string[]; keyEventIds?: string[][] }
+  | { kind: 'ban'; site: string; banUrl?: string; eventIds: string[] };
 
 export interface Escalation {
   site: string;
@@ -54,12 +54,14 @@ function packKeys(
   out: Invalidation[],
 ): void {
   let group: string[] = [];
+  let owners: string[][] = [];
   let ids = new Set<string>();
   let size = 0;
   const flush = (): void => {
     if (group.length === 0) return;
-    out.push({ kind: 'purgekeys', site, soft, keys: group, eventIds: [...ids] });
+    out.push({ kind: 'purgekeys', site, soft, keys: group, eventIds: [...ids], keyEventIds: owners });
     group = [];
+    owners = [];
     ids = new Set();
     size = 0;
   };
@@ -67,6 +69,7 @@ function packKeys(
     if (group.length > 0 && size + 1 + key.length > budget) flush();
     size += (group.length > 0 ? 1 : 0) + key.length;
     group.push(key);
+    owners.push([...keyIds]);
     for (const id of keyIds) ids.add(id);
   }
   flush();

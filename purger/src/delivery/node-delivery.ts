@@ -7,7 +7,7 @@ import { type Lane, NodeLanes, RepurgeLane } from './lane.js';
 import type { Metrics } from '../metrics.js';
 import { NodeHealth } from './node-health.js';
 import { NodeSender } from './node-sender.js';
-import { refreshTargets, targetKey, type PageRefresher, type RefreshTarget } from './page-refresher.js';
+import { refreshTargets, type PageRefresher } from './page-refresher.js';
 import { backoffMs, Sleeper } from './retry.js';
 import { eventRef } from '../ingest/event-model.js';
 import { compareIds, type LogEntry, type StreamLog } from '../store/stream-log.js';
@@ -26,17 +26,19 @@ export interface DeliveryHooks {
   onApplied(node: string, entries: LogEntry[]): void;
 }
 
-const nothingApplied = (): Applied => ({ results: new Map<string, string>(), lastRefusedAt: undefined, failed: new Set(), prefetched: new Set() });
+const nothingApplied = (): Applied => ({ results: new Map<string, string>(), lastRefusedAt: undefined, failed: new Set() });
 
 /**
  * Lanes read the durable log from their own cursor:
- *  - main: applies every event, then advances the node's cursor (only after the node answered 2xx);
+ *  - main: applies every event, then advances the node's cursor (only after the node answered 2xx,
+ *    or refused a request in every shape);
  *  - one repeat lane per delay of `repurgeDelaysMs` (300 ms and 2 s by default): repeats every
  *    invalidation (soft ones soft) once it is that old (closes the in-flight-fetch race,
  *    docs/protocol.md §2), durably, because each has a cursor too. A repeat lane batches
  *    whatever became due together, at most once per `gapMs`, so bursts stay a few requests.
- * A failing request is retried with backoff until it succeeds (node-sender.ts); each node has its
- * own loops and connection pool, so a slow or dead node delays no other node.
+ * A request that failed transiently is retried with backoff until it succeeds, one the node
+ * refused as built goes out in another shape at once (node-sender.ts); each node has its own
+ * loops and connection pool, so a slow or dead node delays no other node.
  */
 export class NodeDelivery {
   private readonly lanes: NodeLanes;
@@ -60,7 +62,7 @@ export class NodeDelivery {
     this.lanes = new NodeLanes(node, opts.repurgeDelaysMs);
     const health = new NodeHealth(node, log, metrics, logger);
     const sender = new NodeSender(node, client, opts, health, this.sleeper, metrics, logger);
-    this.batch = { node, opts, sender, metrics, logger, refresher };
+    this.batch = { node, opts, sender, metrics, logger };
     this.jumps = { node, lanes: this.lanes, log, sender, metrics, logger };
   }
 
@@ -173,12 +175,11 @@ export class NodeDelivery {
       main.seq = last.seq;
       main.seqKnown = last.seq > 0;
       this.hooks.onApplied(this.node, entries);
-      // Pages of hard invalidations first (their readers would wait on the origin), then those of
-      // soft ones in the background (their readers get the stale copy meanwhile).
+      // After the invalidations: pages of hard ones first (their readers wait on the origin), then
+      // those of soft ones in the background (their readers get the stale copy meanwhile).
       const done = entries.filter((e) => !applied.failed.has(eventRef(e.event.site, e.event.id)));
-      const left = (t: RefreshTarget): boolean => !applied.prefetched.has(targetKey(t));
-      this.refresher?.enqueue(refreshTargets(done.filter((e) => !e.event.soft)).filter(left));
-      this.refresher?.enqueue(refreshTargets(done.filter((e) => e.event.soft)).filter(left), true);
+      this.refresher?.enqueue(refreshTargets(done.filter((e) => !e.event.soft)));
+      this.refresher?.enqueue(refreshTargets(done.filter((e) => e.event.soft)), true);
       for (const lane of this.lanes.repurges) lane.wakeAfter(lane.delayMs);
       if (applied.lastRefusedAt !== undefined) await skipAfterRestart(this.jumps, applied.lastRefusedAt);
     }

@@ -1,8 +1,11 @@
-// Sends a batch's requests to one Varnish node, bounded in concurrency, retrying until each is answered.
+// Sends a batch's requests to one Varnish node, bounded in concurrency: retries what failed
+// transiently, and sends what the node refused as built in another shape at once (reshape.ts).
 import type { Logger } from 'pino';
 import type { Invalidation } from './coalesce.js';
+import { eventRef } from '../ingest/event-model.js';
 import type { Metrics } from '../metrics.js';
 import type { NodeHealth } from './node-health.js';
+import { reshape, strongerVia, type Via } from './reshape.js';
 import { backoffMs, type Sleeper } from './retry.js';
 import { SendError, type SendResult, type VarnishClient } from './varnish-client.js';
 
@@ -12,11 +15,29 @@ export interface SenderOptions {
   retryMaxMs: number;
 }
 
+/** What the node did for one event: the objects its requests removed, or why it did not apply it. */
+export interface EventOutcome {
+  invalidated: number;
+  /** set when one of its requests went out reshaped (the strongest fallback) */
+  via?: Via;
+  /** the node refused every shape of one of its requests */
+  error?: string;
+}
+
 export interface Sent {
-  /** per request, in order: its result or a permanent SendError */
-  results: (SendResult | SendError)[];
+  /** eventRef(site, id) → outcome, for every event the requests name */
+  events: Map<string, EventOutcome>;
   /** when the node last refused a connection during these attempts (it was not running) */
   lastRefusedAt: number | undefined;
+}
+
+/** One request on the wire: a batch's own, or a reshaped form of one. */
+interface Job {
+  req: Invalidation;
+  /** the fallback that made it */
+  how?: Via;
+  /** answered: its result (a reshaped site ban is shared by every refused request of that site) */
+  done?: SendResult | SendError;
 }
 
 export class NodeSender {
@@ -30,35 +51,88 @@ export class NodeSender {
     private readonly logger: Logger,
   ) {}
 
-  /** Every request answered; undefined when stopping. `lane` labels the metrics. */
+  /**
+   * Every request answered or given up as refused in every shape; undefined when stopping.
+   * `lane` labels the metrics. A refused shape never waits for a retry: its next shape goes out
+   * in the same round, so a request no node accepts cannot hold up the batch or what follows.
+   */
   async sendAll(requests: Invalidation[], lane: string): Promise<Sent | undefined> {
-    const results: (SendResult | SendError | undefined)[] = new Array(requests.length);
-    let pending = requests.map((_, i) => i);
+    const events = new Map<string, EventOutcome>();
+    for (const req of requests) for (const id of req.eventIds) events.set(eventRef(req.site, id), { invalidated: 0 });
+    /** site bans made by reshaping in this batch, one per site */
+    const siteBans = new Map<string, Job>();
+    let pending: Job[] = requests.map((req) => ({ req }));
     let attempt = 0;
     let lastRefusedAt: number | undefined;
+
+    const settle = (job: Job, result: SendResult | SendError, eventIds: readonly string[] = job.req.eventIds): void => {
+      job.done = result;
+      for (const id of eventIds) {
+        const e = events.get(eventRef(job.req.site, id))!;
+        if (result instanceof SendError) {
+          e.error ??= result.message;
+          continue;
+        }
+        e.invalidated += result.invalidated;
+        const via = strongerVia(e.via, job.how);
+        if (via) e.via = via;
+      }
+    };
+
     while (pending.length > 0) {
       if (this.sleeper.stopped) return undefined;
-      const retry: number[] = [];
+      const retry: Job[] = [];
       let lastError: SendError | undefined;
       let next = 0;
+      let active = 0;
+      const running: Promise<void>[] = [];
+      const enqueue = (job: Job): void => {
+        pending.push(job);
+        spawn();
+      };
+      const refused = (job: Job, e: SendError): void => {
+        const { how, requests: shapes } = reshape(job.req);
+        this.metrics.reshaped.inc({ node: this.node, kind: job.req.kind, how });
+        const log = { node: this.node, lane, kind: job.req.kind, site: job.req.site, events: job.req.eventIds.slice(0, 20), err: e.message };
+        if (how === 'failed') {
+          this.logger.error(log, 'node refused a site-wide ban too: these events are not applied on this node; going on');
+          settle(job, new SendError(`${e.message} (no smaller or wider form left to send)`, 'refused'));
+          return;
+        }
+        this.logger.warn({ ...log, how }, how === 'split' ? 'node refused an invalidation as built: sending it in two halves' : 'node refused an invalidation as built: sending a site-wide ban instead');
+        if (how === 'split') {
+          for (const req of shapes) enqueue({ req, how });
+          return;
+        }
+        const ban = siteBans.get(job.req.site);
+        if (!ban) {
+          const fresh: Job = { req: shapes[0]!, how };
+          siteBans.set(job.req.site, fresh);
+          enqueue(fresh);
+        } else if (ban.done) {
+          settle(ban, ban.done, job.req.eventIds);
+        } else {
+          // (in flight or waiting for a retry: its answer settles these events too)
+          ban.req = { ...ban.req, eventIds: [...new Set([...ban.req.eventIds, ...job.req.eventIds])] };
+        }
+      };
       const worker = async (): Promise<void> => {
         while (next < pending.length) {
-          const i = pending[next++]!;
-          const req = requests[i]!;
+          const job = pending[next++]!;
+          const req = job.req;
           const started = process.hrtime.bigint();
           try {
-            results[i] = await this.client.send(req);
+            settle(job, await this.client.send(req));
             this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'ok', lane });
           } catch (err) {
-            const e = err instanceof SendError ? err : new SendError(String(err), false, false);
-            if (e.permanent) {
-              results[i] = e;
-              this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'failed', lane });
-              this.logger.error({ node: this.node, kind: req.kind, site: req.site, events: req.eventIds.slice(0, 20), err: e.message }, 'node rejected an invalidation; not retrying');
+            const e = err instanceof SendError ? err : new SendError(String(err), 'transient');
+            if (e.verdict === 'refused') {
+              this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'refused', lane });
+              refused(job, e);
             } else {
-              retry.push(i);
+              retry.push(job);
               lastError = e;
-              if (e.refused) lastRefusedAt = Date.now();
+              if (e.connRefused) lastRefusedAt = Date.now();
               this.metrics.invalidationsSent.inc({ node: this.node, kind: req.kind, outcome: 'retry', lane });
             }
           } finally {
@@ -66,8 +140,15 @@ export class NodeSender {
           }
         }
       };
-      await Promise.all(Array.from({ length: Math.min(this.opts.nodeConcurrency, pending.length) }, worker));
-      pending = retry.sort((a, b) => a - b);
+      const spawn = (): void => {
+        while (active < this.opts.nodeConcurrency && next < pending.length) {
+          active++;
+          running.push(worker().finally(() => active--));
+        }
+      };
+      spawn();
+      while (running.length > 0) await Promise.all(running.splice(0));
+      pending = retry;
       if (pending.length > 0) {
         attempt++;
         this.health.set(false, lastError?.message);
@@ -77,6 +158,6 @@ export class NodeSender {
       }
     }
     this.health.set(true);
-    return { results: results as (SendResult | SendError)[], lastRefusedAt };
+    return { events, lastRefusedAt };
   }
 }

@@ -48,9 +48,6 @@ export function refreshTargets(entries: readonly LogEntry[]): RefreshTarget[] {
 /** (a site has no space, a path is printable ASCII without one) */
 export const targetKey = (t: RefreshTarget): string => `${t.https ? 'https' : 'http'} ${t.site} ${t.path}`;
 
-/** how long a node's hard purge waits for the pages refreshed before it (then it goes out all the same) */
-export const PREFETCH_BUDGET_MS = 1500;
-
 export class PageRefresher {
   private queue: RefreshTarget[] = [];
   private background: RefreshTarget[] = [];
@@ -112,57 +109,6 @@ export class PageRefresher {
       this.logger.warn({ node: this.node, dropped, queued: this.queue.length }, 'refresh queue full: pages dropped (readers fetch them)');
     }
     this.pump();
-  }
-
-  /**
-   * Before a hard purge: refreshes `targets` in order with generation `gen`, ahead of the queue,
-   * until `concurrency` pages were fetched (one render each at most `concurrency` at a time, so
-   * the purge waits for about one render; pages the node skips cost no render) or `budgetMs`
-   * passed; the rest are refreshed after the purge. The node serves its cached copy meanwhile and
-   * the purge naming `gen` leaves the new ones (docs/protocol.md §2). `used`: whether the purge
-   * should name `gen` (a page was fetched, or may still be); `answered`: targetKey()s the node
-   * answered for in time (fetched, cached or skipped), which the queue after the purge leaves out.
-   */
-  async prefetch(targets: readonly RefreshTarget[], gen: string, budgetMs: number): Promise<{ used: boolean; answered: Set<string> }> {
-    const answered = new Set<string>();
-    let fetched = 0;
-    if (this.stopped || targets.length === 0) return { used: false, answered };
-    const deadline = Date.now() + budgetMs;
-    let next = 0;
-    let late = false;
-    const one = async (t: RefreshTarget): Promise<boolean> => {
-      try {
-        const outcome = await this.client.refresh(t, gen);
-        this.metrics.refreshes.inc({ node: this.node, outcome });
-        if (outcome === 'fetched') fetched++;
-        if (Date.now() <= deadline) answered.add(targetKey(t));
-        return outcome === 'fetched';
-      } catch (err) {
-        this.metrics.refreshes.inc({ node: this.node, outcome: 'failed' });
-        this.logger.warn({ node: this.node, site: t.site, path: t.path, err: (err as Error).message }, 'page refresh before a purge failed (the purge goes out)');
-        return true; // (it may have cost a render)
-      }
-    };
-    // each worker up to its first render
-    const worker = async (): Promise<void> => {
-      while (!this.stopped && next < targets.length && Date.now() < deadline) {
-        const p = one(targets[next++]!);
-        this.inFlight.add(p);
-        const rendered = await p.finally(() => this.inFlight.delete(p));
-        if (rendered) return;
-      }
-    };
-    const workers = Promise.all(Array.from({ length: Math.min(this.concurrency, targets.length) }, worker));
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        late = true;
-        resolve();
-      }, budgetMs);
-    });
-    await Promise.race([workers, timeout]);
-    clearTimeout(timer);
-    return { used: fetched > 0 || late, answered };
   }
 
   /** Drops what is queued and waits for the requests in flight. */

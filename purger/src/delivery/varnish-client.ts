@@ -1,21 +1,20 @@
 // Sends one invalidation or refresh request to one Varnish node (docs/protocol.md §2) over keep-alive pools.
 import { Pool } from 'undici';
 import type { Invalidation } from './coalesce.js';
+import { classifyAnswer, classifyError } from './reshape.js';
 
 export interface SendResult {
   status: number;
   invalidated: number;
-  /** body text on non-2xx (the VCL says why) */
-  detail?: string;
 }
 
-/** Transient failures are retried; a permanent one (a 4xx that retrying cannot fix) is not. */
+/** Transient failures are retried; a refused shape is never sent again as it was (reshape.ts). */
 export class SendError extends Error {
   constructor(
     message: string,
-    readonly permanent: boolean,
+    readonly verdict: 'transient' | 'refused',
     /** the node refused the TCP connection: nothing listens there (process down) */
-    readonly refused: boolean,
+    readonly connRefused = false,
   ) {
     super(message);
   }
@@ -27,11 +26,7 @@ export function requestFor(inv: Invalidation): { method: string; path: string; h
       return {
         method: 'PURGE',
         path: inv.path,
-        headers: {
-          host: inv.site,
-          ...(inv.soft ? { 'x-purge-mode': 'soft' } : {}),
-          ...(inv.keepGen !== undefined && !inv.soft ? { 'x-purge-keep-gen': inv.keepGen } : {}),
-        },
+        headers: { host: inv.site, ...(inv.soft ? { 'x-purge-mode': 'soft' } : {}) },
       };
     case 'purgekeys':
       // xkey keys are not host-scoped; X-Purge-Host names the site so the VCL refuses to keep
@@ -43,7 +38,6 @@ export function requestFor(inv: Invalidation): { method: string; path: string; h
           host: inv.site,
           'x-purge-host': inv.site,
           [inv.soft ? 'xkey-softpurge' : 'xkey-purge']: inv.keys.join(' '),
-          ...(inv.keepGen !== undefined && !inv.soft ? { 'x-purge-keep-gen': inv.keepGen } : {}),
         },
       };
     case 'ban':
@@ -54,11 +48,13 @@ export function requestFor(inv: Invalidation): { method: string; path: string; h
           host: inv.site,
           'x-ban-host': inv.site,
           ...(inv.banUrl !== undefined ? { 'x-ban-url': inv.banUrl } : {}),
-          ...(inv.keepGen !== undefined ? { 'x-purge-keep-gen': inv.keepGen } : {}),
         },
       };
   }
 }
+
+/** a header value HTTP/1.1 carries as it is: visible ASCII, spaces and tabs */
+const SENDABLE = /^[\t\x20-\x7e]*$/;
 
 /** What a node did with a refresh request (its X-Refresh answer). */
 export type RefreshOutcome = 'fetched' | 'cached' | 'skipped';
@@ -98,33 +94,35 @@ export class VarnishClient {
   }
 
   /**
-   * Asks the node to re-fetch one page it just invalidated (docs/protocol.md §2, refresh), or with
-   * `gen` one it is about to purge hard (fetched though cached, kept by the purge naming `gen`).
-   * The page itself is read and dropped. Throws a SendError when the node did not say what it did.
+   * Asks the node to re-fetch one page it just invalidated (docs/protocol.md §2, refresh). The
+   * page itself is read and dropped. Throws a SendError when the node did not say what it did.
    */
-  async refresh({ site, path, https }: { site: string; path: string; https: boolean }, gen?: string): Promise<RefreshOutcome> {
+  async refresh({ site, path, https }: { site: string; path: string; https: boolean }): Promise<RefreshOutcome> {
     this.refreshPool ??= this.newPool(Math.max(1, this.opts.refreshConnections ?? 1));
     let res: Awaited<ReturnType<Pool['request']>>;
-    const headers: Record<string, string> = { host: site, 'x-refresh': https ? 'https' : '1', 'accept-encoding': 'gzip' };
-    if (gen !== undefined) headers['x-refresh-gen'] = gen;
+    const headers = { host: site, 'x-refresh': https ? 'https' : '1', 'accept-encoding': 'gzip' };
     try {
       res = await this.refreshPool.request({ method: 'GET', path, headers: this.withToken(headers) });
       // read to the end (and drop), so the connection is reused
       for await (const _ of res.body) void _;
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      throw new SendError(`refresh GET to ${this.node} failed: ${e.code ?? e.name}`, true, e.code === 'ECONNREFUSED');
+      throw new SendError(`refresh GET to ${this.node} failed: ${e.code ?? e.name}`, 'transient', e.code === 'ECONNREFUSED');
     }
     const h = res.headers['x-refresh'];
     const outcome = String(Array.isArray(h) ? h[0] : (h ?? ''));
     // a page the origin now answers with a 404 or a redirect was fetched all the same
     const ok = res.statusCode < 300 || (outcome === 'fetched' && res.statusCode < 500);
     if (res.statusCode >= 200 && ok && REFRESH_OUTCOMES.has(outcome)) return outcome as RefreshOutcome;
-    throw new SendError(`refresh GET to ${this.node} answered ${res.statusCode}${outcome ? ` (X-Refresh: ${outcome})` : ' without X-Refresh'}`, true, false);
+    throw new SendError(`refresh GET to ${this.node} answered ${res.statusCode}${outcome ? ` (X-Refresh: ${outcome})` : ' without X-Refresh'}`, 'transient');
   }
 
   async send(inv: Invalidation): Promise<SendResult> {
     const req = requestFor(inv);
+    // A value undici would refuse is refused here: undici 7.30 leaves a one-connection pool
+    // hanging after such a request, and every later one would wait for ever.
+    const bad = Object.entries(req.headers).find(([, v]) => !SENDABLE.test(v));
+    if (bad) throw new SendError(`${req.method} to ${this.node} not sent: its ${bad[0]} header holds a character HTTP does not allow`, 'refused');
     let res: Awaited<ReturnType<typeof this.pool.request>>;
     try {
       // The shared secret Varnish requires besides its ACL (docs/protocol.md §2).
@@ -132,20 +130,17 @@ export class VarnishClient {
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const code = e.code ?? e.name;
-      // An argument undici refuses will be refused again: permanent. Anything else is the network.
-      throw new SendError(`${req.method} to ${this.node} failed: ${code}`, code === 'UND_ERR_INVALID_ARG', code === 'ECONNREFUSED');
+      throw new SendError(`${req.method} to ${this.node} failed: ${code}`, classifyError(code), code === 'ECONNREFUSED');
     }
     const text = await res.body.text().catch(() => '');
-    if (res.statusCode >= 200 && res.statusCode < 300) {
+    const verdict = classifyAnswer(res.statusCode, text);
+    if (verdict === 'applied') {
       const h = res.headers['x-invalidated'];
       const n = Number(Array.isArray(h) ? h[0] : h);
       return { status: res.statusCode, invalidated: Number.isFinite(n) ? n : 0 };
     }
-    // 403 is the purgers ACL (a deployment problem that gets fixed) and 429/5xx are transient:
-    // keep retrying so the backlog is delivered once fixed. Other 4xx will not change on retry.
-    const permanent = res.statusCode >= 400 && res.statusCode < 500 && res.statusCode !== 403 && res.statusCode !== 429 && res.statusCode !== 408;
     const detail = text.replace(/\s+/g, ' ').trim().slice(0, 300);
-    throw new SendError(`${req.method} to ${this.node} answered ${res.statusCode}${detail ? `: ${detail}` : ''}`, permanent, false);
+    throw new SendError(`${req.method} to ${this.node} answered ${res.statusCode}${detail ? `: ${detail}` : ''}`, verdict);
   }
 
   async close(): Promise<void> {

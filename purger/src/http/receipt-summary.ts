@@ -1,6 +1,7 @@
 // Where a set of one site's events stands on every node, summed up (POST /v1/receipts): a node
-// is live once it applied (or skipped) every found event; the set is complete once every node is
-// live and every id was found.
+// is live once it applied (or skipped) every found event, `via` the strongest fallback it used;
+// the set is complete once every node is live and every id was found.
+import { strongerVia, type Via } from '../delivery/reshape.js';
 import type { ReceiptT, SiteReceiptsT } from './schemas.js';
 
 export interface FoundReceipt {
@@ -39,5 +40,12 @@ function nodeSummary(node: string, found: readonly FoundReceipt[]): NodeSummary 
     return { node, state: 'pending', ...(why?.error ? { error: why.error } : {}), ...(why?.detail ? { detail: why.detail } : {}) };
   }
   const times = states.map((s) => s?.at).filter((t): t is string => t !== undefined);
-  return times.length > 0 ? { node, state: 'applied', at: times.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a)) } : { node, state: 'applied' };
+  // (the plugin counts the nodes that applied the change as a site-wide ban)
+  const via = states.reduce<Via | undefined>((v, s) => strongerVia(v, s?.via), undefined);
+  return {
+    node,
+    state: 'applied',
+    ...(times.length > 0 ? { at: times.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a)) } : {}),
+    ...(via ? { via } : {}),
+  };
 }

@@ -1,5 +1,7 @@
 // One event's receipt as the API shows it (GET /v1/events/:id, POST /v1/receipts): per node
-// applied, failed, skipped or pending, from the receipt hash and the nodes' cursors.
+// applied (and `via` a fallback when the node refused its request as built), failed, skipped or
+// pending, from the receipt hash and the nodes' cursors.
+import type { Via } from '../delivery/reshape.js';
 import type { StoredEvent } from '../ingest/event-model.js';
 import { compareIds, type NodeCursors, type ReceiptMeta } from '../store/stream-log.js';
 import type { ReceiptT } from './schemas.js';
@@ -30,8 +32,8 @@ export function receiptView(id: string, h: ReceiptFields, nodes: ReadonlyMap<str
   for (const node of [...names].sort()) {
     const r = h[`n:${node}`];
     if (r) {
-      const v = JSON.parse(r) as { s: 'applied' | 'failed'; t: string; i?: number; e?: string };
-      out.push({ node, state: v.s, at: v.t, ...(v.i !== undefined ? { invalidated: v.i } : {}), ...(v.e ? { error: v.e } : {}) });
+      const v = JSON.parse(r) as { s: 'applied' | 'failed'; t: string; i?: number; e?: string; v?: Via };
+      out.push({ node, state: v.s, at: v.t, ...(v.i !== undefined ? { invalidated: v.i } : {}), ...(v.v ? { via: v.v } : {}), ...(v.e ? { error: v.e } : {}) });
       continue;
     }
     const c = nodes.get(node);

@@ -94,10 +94,18 @@ export const SignedHeaders = Type.Object({
 /** `Authorization: Bearer <token>`: the operator token, or on read routes the read or operator token */
 export const BearerHeaders = Type.Object({ authorization: Type.Optional(Type.String()) });
 
+/** how a node applied what it refused as built (delivery/reshape.ts) */
+const Via = (description: string) => Type.Union([Type.Literal('split'), Type.Literal('host-ban')], { description });
+
 const NodeReceipt = Type.Object({
   node: Type.String(),
   state: Type.Union([Type.Literal('applied'), Type.Literal('pending'), Type.Literal('failed'), Type.Literal('skipped')]),
   invalidated: Type.Optional(Type.Integer()),
+  via: Type.Optional(
+    Via(
+      'applied another way because the node refused the request as built (a 4xx, a 503 "VCL failed"): split = its keys sent in smaller groups; host-ban = a ban of the whole site (every page of the site renders again). Absent: applied as sent',
+    ),
+  ),
   at: Type.Optional(Type.String()),
   error: Type.Optional(Type.String()),
   detail: Type.Optional(Type.String()),
@@ -129,6 +137,7 @@ const NodeSummary = Type.Object({
     description: 'applied: every found event applied (or skipped) there; failed: one failed; pending otherwise',
   }),
   at: Type.Optional(Type.String({ description: 'the latest time it applied one of the events' })),
+  via: Type.Optional(Via('when applied: host-ban if the node applied one of the events as a ban of the whole site, else split if it split one; absent when every event went as sent')),
   error: Type.Optional(Type.String()),
   detail: Type.Optional(Type.String()),
 });
