@@ -90,7 +90,6 @@ sub vcl_backend_fetch {
     call mc_plain_copy_backend_fetch;
     call mc_grace_backend_fetch;
     call mc_invalidate_backend_fetch;
-    call mc_refresh_backend_fetch;
     call mc_http10_backend_fetch;
     call mc_device_backend_fetch;
     call mc_origin_headers_backend_fetch;
@@ -102,7 +101,6 @@ sub vcl_backend_response {
     }
     call mc_http10_backend_response;
     call mc_invalidate_backend_response_meta;
-    call mc_refresh_backend_response;
     call mc_errors_backend_response;
     call mc_normalize_backend_response;
     call mc_device_backend_response;

@@ -16,6 +16,8 @@ import purge;
 import xkey;
 import var;
 
+# X-Purge-Keep-Gen (of "refresh before a hard purge", removed) is ignored:
+# PURGE, PURGEKEYS and BAN remove all they name.
 sub mc_invalidate_recv {
     if (req.method != "PURGE" && req.method != "PURGEKEYS" && req.method != "BAN") {
         return;
@@ -63,35 +65,8 @@ sub mc_invalidate_purge_url {
     if (req.http.x-purge-mode && req.http.x-purge-mode !~ "^(?i)(hard|soft)$") {
         return (synth(400, "X-Purge-Mode must be hard or soft"));
     }
-    if (req.http.x-purge-keep-gen) {
-        call mc_invalidate_purge_url_keep_gen;
-    }
     set req.hash_always_miss = true;
     return (hash);
-}
-
-# A hard PURGE that leaves the copies refreshed for it (refresh.vcl,
-# X-Refresh-Gen): a ban on this host and URL sparing them, as for PURGEKEYS
-# below. A URL a ban expression cannot hold as it is (a quote or a
-# backslash) is purged whole (vcl_miss) as without the header.
-sub mc_invalidate_purge_url_keep_gen {
-    if (req.http.x-purge-mode ~ "^(?i)soft$") {
-        return (synth(400, "X-Purge-Keep-Gen goes with a hard purge only"));
-    }
-    call mc_invalidate_keep_gen;
-    var.set("mc_stamp_host", req.http.host);
-    call mc_invalidate_stamp_host_check;
-    if (var.get("mc_stamp_host") !~ "." || req.url !~ "^/[!#-\[\]-~]*$") {
-        return;
-    }
-    set req.http.x-mc-ban = "obj.http.x-host == " + var.get("mc_stamp_host") + " && obj.http.x-url == " + req.url +
-        var.get("mc_keep_gen");
-    call mc_invalidate_stamp;
-    if (!std.ban(req.http.x-mc-ban)) {
-        return (synth(400, "Ban rejected: " + std.ban_error()));
-    }
-    set req.http.x-mc-invalidated = "0";
-    return (synth(200, "Purged"));
 }
 
 sub mc_invalidate_miss {
@@ -113,12 +88,21 @@ sub mc_invalidate_purge_keys {
     if (req.http.xkey-purge && req.http.xkey-softpurge) {
         return (synth(400, "Send either xkey-purge or xkey-softpurge, not both"));
     }
-    if (req.http.xkey-purge) {
-        std.collect(req.http.xkey-purge, " ");
-        set req.http.x-mc-keys = req.http.xkey-purge;
-    } elsif (req.http.xkey-softpurge) {
-        std.collect(req.http.xkey-softpurge, " ");
+    # Several lines are one list, of at most 8192 bytes (http_req_hdr_len's
+    # default: one line always fits). That bounds one request's work, and is
+    # checked before the copy: the request, the joined list and its copy share
+    # workspace_client, which a longer copy could overflow (a bare 500). Every
+    # regex on the list is anchored or one character class: it never
+    # backtracks over the list.
+    std.collect(req.http.xkey-purge, " ");
+    std.collect(req.http.xkey-softpurge, " ");
+    if (req.http.xkey-purge ~ "^.{8193}" || req.http.xkey-softpurge ~ "^.{8193}") {
+        return (synth(413, "At most 8192 bytes of keys per request: split the list"));
+    }
+    if (req.http.xkey-softpurge) {
         set req.http.x-mc-keys = req.http.xkey-softpurge;
+    } else {
+        set req.http.x-mc-keys = req.http.xkey-purge;
     }
     if (req.http.x-mc-keys !~ "[!-+--~]") {
         return (synth(400, "PURGEKEYS needs an xkey-purge or xkey-softpurge header with at least one key"));
@@ -135,60 +119,13 @@ sub mc_invalidate_purge_keys {
             return (synth(400, "X-Purge-Host must be one host name with an optional port"));
         }
     }
-    if (req.http.x-purge-keep-gen) {
-        if (req.http.xkey-softpurge) {
-            return (synth(400, "X-Purge-Keep-Gen goes with a hard purge only"));
-        }
-        call mc_invalidate_keep_gen;
-    }
     call mc_invalidate_stamp;
     if (req.http.xkey-softpurge) {
         set req.http.x-mc-invalidated = xkey.softpurge(req.http.x-mc-keys);
-    } elsif (req.http.x-purge-keep-gen) {
-        call mc_invalidate_purge_keys_keep_gen;
     } else {
         set req.http.x-mc-invalidated = xkey.purge(req.http.x-mc-keys);
     }
     return (synth(200, "Purged"));
-}
-
-# A hard purge that leaves the copies refreshed for it (refresh.vcl,
-# X-Refresh-Gen): every other object carrying one of the keys, stale and other
-# copies of a refreshed page included, is banned. A ban, because xkey removes
-# all it finds; it tests obj.* only, so the lurker retires it. The count is
-# not known (X-Invalidated: 0). Keys are matched whole: the key characters
-# below, and a "." matches only itself. Other keys cannot go into the
-# expression safely: those purge everything (xkey.purge) as without the header.
-sub mc_invalidate_purge_keys_keep_gen {
-    if (req.http.x-mc-keys !~ "^[ ,]*[A-Za-z0-9_.:/-]+([ ,]+[A-Za-z0-9_.:/-]+)*[ ,]*$") {
-        set req.http.x-mc-invalidated = xkey.purge(req.http.x-mc-keys);
-        return;
-    }
-    set req.http.x-mc-ban = "obj.http.xkey ~ (^|[^-_.:/A-Za-z0-9])(" +
-        regsuball(regsuball(regsub(req.http.x-mc-keys, "^[ ,]*(.*?)[ ,]*$", "\1"), "[.]", "[.]"), "[ ,]+", "|") +
-        ")($|[^-_.:/A-Za-z0-9])" + var.get("mc_keep_gen");
-    if (!std.ban(req.http.x-mc-ban)) {
-        return (synth(400, "Ban rejected: " + std.ban_error()));
-    }
-    set req.http.x-mc-invalidated = "0";
-}
-
-# A generation: X-Refresh-Gen on a refresh (a GET, refresh.vcl), else
-# X-Purge-Keep-Gen. One header line of 8 to 40 lowercase letters or digits,
-# else a 400. Sets var mc_gen_value to it and mc_keep_gen to the ban clause
-# that spares the copies carrying it.
-sub mc_invalidate_keep_gen {
-    if (req.method == "GET") {
-        std.collect(req.http.X-Refresh-Gen);
-        var.set("mc_gen_value", req.http.X-Refresh-Gen);
-    } else {
-        std.collect(req.http.x-purge-keep-gen);
-        var.set("mc_gen_value", req.http.x-purge-keep-gen);
-    }
-    if (var.get("mc_gen_value") !~ "^[a-z0-9]{8,40}$") {
-        return (synth(400, "A generation (X-Purge-Keep-Gen, X-Refresh-Gen) must be 8 to 40 lowercase letters or digits"));
-    }
-    var.set("mc_keep_gen", " && obj.http.x-mc-gen != " + var.get("mc_gen_value"));
 }
 
 # Bans only test obj.http.* so the ban lurker can retire them in the
@@ -209,11 +146,6 @@ sub mc_invalidate_ban {
             return (synth(400, "X-Ban-Url must be printable ASCII without spaces or double quotes"));
         }
         set req.http.x-mc-ban = req.http.x-mc-ban + " && obj.http.x-url ~ " + req.http.x-ban-url;
-    }
-    # As for PURGEKEYS: the copies refreshed for this ban stay.
-    if (req.http.x-purge-keep-gen) {
-        call mc_invalidate_keep_gen;
-        set req.http.x-mc-ban = req.http.x-mc-ban + var.get("mc_keep_gen");
     }
     call mc_invalidate_stamp;
     if (!std.ban(req.http.x-mc-ban)) {
@@ -307,7 +239,6 @@ sub mc_invalidate_deliver {
     unset resp.http.xkey;
     unset resp.http.x-url;
     unset resp.http.x-host;
-    unset resp.http.x-mc-gen;
 }
 
 sub mc_invalidate_synth {

@@ -14,12 +14,6 @@
 # misses. Which request is a refresh: var mc_refresh (no client can set it),
 # also its outcome.
 #
-# Before a hard purge (a removal), the purger refreshes first with
-# X-Refresh-Gen: the page is fetched even though a valid copy is cached, that
-# copy keeps answering readers until the new one is in (nobody waits on the
-# render), and the new copy carries the generation, which the purge that
-# follows leaves alone (invalidate.vcl, X-Purge-Keep-Gen).
-#
 
 import std;
 import var;
@@ -48,13 +42,7 @@ sub mc_refresh_recv_request {
     } elsif (req.http.X-Refresh != "1") {
         return (synth(400, "X-Refresh must be 1 (this listener's scheme) or https"));
     }
-    if (req.http.X-Refresh-Gen) {
-        call mc_invalidate_keep_gen;
-        set req.http.x-mc-gen = var.get("mc_gen_value");
-        set req.hash_always_miss = true;
-    }
     unset req.http.X-Refresh;
-    unset req.http.X-Refresh-Gen;
     unset req.http.X-Purge-Token;
     unset req.http.Cookie;
     unset req.http.Authorization;
@@ -106,22 +94,6 @@ sub mc_refresh_miss {
     }
     var.set("mc_refresh", "skipped");
     return (synth(204, "No Content"));
-}
-
-# The generation rides to the fetch as x-mc-gen and onto the new copy, never
-# to the origin.
-sub mc_refresh_backend_fetch {
-    if (bereq.http.x-mc-gen) {
-        var.set("mc_gen", bereq.http.x-mc-gen);
-        unset bereq.http.x-mc-gen;
-    }
-}
-
-sub mc_refresh_backend_response {
-    unset beresp.http.x-mc-gen;
-    if (var.get("mc_gen")) {
-        set beresp.http.x-mc-gen = var.get("mc_gen");
-    }
 }
 
 sub mc_refresh_deliver {
