@@ -69,6 +69,7 @@ sub vcl_recv {
 
 sub vcl_hash {
     call mc_plain_copy_hash;
+    call mc_refresh_hash_seen;
 }
 
 sub vcl_hit {

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../src/metrics.js';
 import { PageRefresher, type RefreshTarget } from '../src/delivery/page-refresher.js';
+import type { RefreshCopy } from '../src/delivery/varnish-client.js';
 import { until } from '../../testkit/wait.mjs';
 
 const page = (path: string): RefreshTarget => ({ site: 'example.test', path, https: false });
@@ -12,6 +13,7 @@ const page = (path: string): RefreshTarget => ({ site: 'example.test', path, htt
 /** A node whose refreshes end when the test says so: the order they began in, and how many overlapped. */
 function scriptedNode() {
   const started: string[] = [];
+  const asked: string[] = [];
   const pending = new Map<string, () => void>();
   let now = 0;
   let max = 0;
@@ -24,8 +26,13 @@ function scriptedNode() {
       pending.delete(path);
       done();
     },
+    /** every request, with its copy: a page's plain copy is asked for after its gzip one ends */
+    asked,
     client: {
-      refresh: (t: RefreshTarget): Promise<'fetched'> => {
+      refresh: (t: RefreshTarget, copy: RefreshCopy = 'gzip'): Promise<'fetched' | 'skipped'> => {
+        asked.push(`${t.path} ${copy}`);
+        // no reader without gzip in this script: the node skips the plain copy at once
+        if (copy === 'plain') return Promise.resolve('skipped');
         started.push(t.path);
         max = Math.max(max, ++now);
         return new Promise((resolve) => pending.set(t.path, () => {
@@ -59,6 +66,20 @@ describe('refresh lanes', () => {
     node.finish('/d/');
     expect(node.started).toEqual(['/a/', '/c/', '/e/', '/b/', '/d/']);
     expect(node.max()).toBe(3);
+    await refresher.stop();
+  });
+
+  it('asks for a page\'s plain copy once its gzip copy was answered', async () => {
+    const node = scriptedNode();
+    const refresher = new PageRefresher('n1', node.client, 1, createMetrics({ defaults: false }), pino({ level: 'silent' }));
+    refresher.enqueue(['/a/', '/b/'].map(page));
+    await until('/a/ in flight', () => node.started.length === 1);
+    expect(node.asked).toEqual(['/a/ gzip']);
+    node.finish('/a/');
+    await until('/b/ in flight', () => node.started.length === 2);
+    expect(node.asked).toEqual(['/a/ gzip', '/a/ plain', '/b/ gzip']);
+    node.finish('/b/');
+    await until('/b/ plain asked', () => node.asked.length === 4);
     await refresher.stop();
   });
 

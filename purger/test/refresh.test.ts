@@ -41,6 +41,11 @@ async function read(path: string): Promise<{ cache: string; body: string }> {
   return { cache: String(r.headers['x-cache']), body: (r.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString() };
 }
 
+/** Caches `paths` for browsers only (gzip), so no refresh of their plain copy is worth a render. */
+async function warmForBrowsers(paths: string[]): Promise<void> {
+  for (const p of paths) await until(`${p} cached for gzip readers`, async () => (await read(p)).cache === 'HIT', 10_000, 20);
+}
+
 async function send(s: Service, events: Record<string, unknown>[]): Promise<void> {
   const r = await postEvents(s.url, { site: SITE, events });
   expect(r.status).toBe(202);
@@ -74,7 +79,7 @@ function watchOrigin(watched: readonly string[]): { max: () => number; paths: st
 describe('refresh after invalidation', () => {
   it('re-fetches a page readers asked for: the next reader gets the edited page from the cache, for one origin request', async () => {
     const s = await service();
-    await warm(stack, ['/refreshed/']);
+    await warmForBrowsers(['/refreshed/']);
     const before = hits('/refreshed/');
     stack.origin.edit('/refreshed/');
     await send(s, [urlEvent(['/refreshed/'], { refresh: [url('/refreshed/')] })]);
@@ -84,18 +89,34 @@ describe('refresh after invalidation', () => {
     expect(hits('/refreshed/')).toBe(before + 1);
   });
 
+  it('fills the plain copy too when a reader without gzip read the page: curl gets the edited page from the cache', async () => {
+    const s = await service();
+    await warm(stack, ['/plain-read/']); // (the test kit's reader sends no Accept-Encoding)
+    await warmForBrowsers(['/plain-read/']);
+    const before = hits('/plain-read/');
+    const fetched = await counter(s, REFRESHES, { outcome: 'fetched' });
+    stack.origin.edit('/plain-read/');
+    await send(s, [urlEvent(['/plain-read/'], { refresh: [url('/plain-read/')] })]);
+    await until('both copies refreshed', async () => (await counter(s, REFRESHES, { outcome: 'fetched' })) === fetched + 2);
+    const plain = await stack.varnishes[0]!.get(SITE, '/plain-read/');
+    expect({ cache: plain.cache, body: plain.body }).toEqual({ cache: 'HIT', body: '/plain-read/ v2\n' });
+    expect(await read('/plain-read/')).toEqual({ cache: 'HIT', body: '/plain-read/ v2\n' });
+    expect(hits('/plain-read/')).toBe(before + 2);
+  });
+
   it('does not fetch a page no reader asked for recently, on every kind of event', async () => {
     const s = await service();
     const before = await counter(s, REFRESHES, { outcome: 'skipped' });
     await send(s, [tagEvent(['p-unread'], { refresh: [url('/unread/')] }), { ...tagEvent(['l-home']), kind: 'all', tags: undefined, refresh: [url('/unread-2/')] }]);
-    await until('refreshes skipped', async () => (await counter(s, REFRESHES, { outcome: 'skipped' })) === before + 2);
+    // each page's gzip and plain copy
+    await until('refreshes skipped', async () => (await counter(s, REFRESHES, { outcome: 'skipped' })) === before + 4);
     expect(hits('/unread/') + hits('/unread-2/')).toBe(0);
   });
 
   it('refreshes at most PURGER_REFRESH_CONCURRENCY pages at a time per node, in priority order', async () => {
     const s = await service({ PURGER_REFRESH_CONCURRENCY: '2' });
     const pages = Array.from({ length: 6 }, (_, i) => `/busy-${i}/`);
-    await warm(stack, pages);
+    await warmForBrowsers(pages);
     for (const p of pages) stack.origin.slowOnce(p, 300);
     const seen = watchOrigin(pages);
     try {
@@ -114,9 +135,8 @@ describe('refresh after invalidation', () => {
   it('refreshes the pages of a soft invalidation one at a time, in order (readers get the stale copy meanwhile)', async () => {
     const s = await service({ PURGER_REFRESH_CONCURRENCY: '4' });
     const pages = Array.from({ length: 4 }, (_, i) => `/soft-${i}/`);
-    await warm(stack, pages);
+    await warmForBrowsers(pages);
     for (const p of pages) {
-      await read(p); // (the gzip copy, which readers get and refreshes fill)
       stack.origin.edit(p);
       stack.origin.slowOnce(p, 200);
     }
@@ -135,8 +155,8 @@ describe('refresh after invalidation', () => {
 
   it('queues a page once, and again when it was invalidated while its refresh was in flight', async () => {
     const s = await service();
-    await warm(stack, ['/twice/']);
-    const all = async () => counter(s, REFRESHES);
+    await warmForBrowsers(['/twice/']);
+    const all = async () => counter(s, REFRESHES, { outcome: 'fetched' });
     const before = await all();
     // (under the nodes' 1 s timeout in these tests)
     stack.origin.slowOnce('/twice/', 800);
@@ -156,8 +176,7 @@ describe('refresh after invalidation', () => {
 
   it('purges hard first, then refreshes: the old copy is never served after the purge, and readers wait on the one refresh', async () => {
     const s = await service();
-    await warm(stack, ['/removal/', '/removal-other/']);
-    await read('/removal/'); // (the gzip copy, which readers get and refreshes fill)
+    await warmForBrowsers(['/removal/', '/removal-other/']);
     expect((await read('/removal/')).cache).toBe('HIT');
     const before = hits('/removal/');
     stack.origin.edit('/removal/');
@@ -179,7 +198,7 @@ describe('refresh after invalidation', () => {
 
   it('sends no refresh with PURGER_REFRESH_CONCURRENCY=0', async () => {
     const s = await service({ PURGER_REFRESH_CONCURRENCY: '0' });
-    await warm(stack, ['/off/']);
+    await warmForBrowsers(['/off/']);
     const before = hits('/off/');
     await send(s, [urlEvent(['/off/'], { refresh: [url('/off/')] })]);
     await new Promise((r) => setTimeout(r, 500));
@@ -190,7 +209,7 @@ describe('refresh after invalidation', () => {
   it('drops queued refreshes on shutdown and lets the one in flight finish', async () => {
     const s = await service({ PURGER_REFRESH_CONCURRENCY: '1' });
     const pages = Array.from({ length: 4 }, (_, i) => `/closing-${i}/`);
-    await warm(stack, pages);
+    await warmForBrowsers(pages);
     const before = pages.map(hits);
     stack.origin.slowOnce(pages[0]!, 800);
     await send(s, [tagEvent(['l-home'], { soft: true, refresh: pages.map(url) })]);

@@ -6,6 +6,10 @@
 # anything else would be origin load nobody reads.
 # Protocol: docs/protocol.md §2 and vcl/README.md ("Refresh").
 #
+# X-Refresh-Copy: plain asks for the plain copy (plain-copy.vcl) instead of
+# the gzipped one, and is fetched only when a reader without gzip (curl,
+# scripts, some bots) looked the page up in the last minute.
+#
 # Answers (X-Refresh): 204 skipped (no reader in the last 60 s, or the origin
 # keeps the URL out of the cache), 204 cached (a copy is there: a reader
 # refilled it, or the fetch this request queued behind did), the page itself
@@ -42,7 +46,17 @@ sub mc_refresh_recv_request {
     } elsif (req.http.X-Refresh != "1") {
         return (synth(400, "X-Refresh must be 1 (this listener's scheme) or https"));
     }
+    if (req.http.X-Refresh-Copy == "plain") {
+        unset req.http.Accept-Encoding;
+        var.set("mc_refresh_seen", "mc-seen-plain ");
+    } elsif (req.http.X-Refresh-Copy && req.http.X-Refresh-Copy != "gzip") {
+        return (synth(400, "X-Refresh-Copy must be gzip or plain"));
+    } else {
+        set req.http.Accept-Encoding = "gzip";
+        var.set("mc_refresh_seen", "mc-seen ");
+    }
     unset req.http.X-Refresh;
+    unset req.http.X-Refresh-Copy;
     unset req.http.X-Purge-Token;
     unset req.http.Cookie;
     unset req.http.Authorization;
@@ -50,8 +64,7 @@ sub mc_refresh_recv_request {
     unset req.http.If-Modified-Since;
     unset req.http.If-None-Match;
     unset req.http.Range;
-    set req.http.Accept-Encoding = "gzip";
-    if (vsthrottle.remaining("mc-seen " + req.http.host + req.url, 1, 60s) != 0) {
+    if (vsthrottle.remaining(var.get("mc_refresh_seen") + req.http.host + req.url, 1, 60s) != 0) {
         var.set("mc_refresh", "skipped");
         return (synth(204, "No Content"));
     }
@@ -66,7 +79,18 @@ sub mc_refresh_recv_request {
 # 60 s. A restart is the same request, counted once.
 sub mc_refresh_recv_seen {
     if (req.restarts == 0 && !var.get("mc_refresh")) {
+        var.set("mc_seen", "1");
         if (vsthrottle.is_denied("mc-seen " + req.http.host + req.url, 1, 60s)) {
+        }
+    }
+}
+
+# After mc_plain_copy_hash, where Accept-Encoding is what Varnish made of it:
+# a reader of the plain copy also takes that copy's token, so a refresh with
+# X-Refresh-Copy: plain fetches it only for pages such readers read.
+sub mc_refresh_hash_seen {
+    if (var.get("mc_seen") && req.http.x-mc-plain) {
+        if (vsthrottle.is_denied("mc-seen-plain " + req.http.host + req.url, 1, 60s)) {
         }
     }
 }

@@ -6,7 +6,9 @@
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { LogEntry } from '../store/stream-log.js';
-import type { VarnishClient } from './varnish-client.js';
+import type { RefreshCopy, VarnishClient } from './varnish-client.js';
+
+const REFRESH_COPIES: readonly RefreshCopy[] = ['gzip', 'plain'];
 
 export interface RefreshTarget {
   site: string;
@@ -152,13 +154,17 @@ export class PageRefresher {
     }
   }
 
+  /** Both copies, one after the other: the plain one costs a render only where plain readers read. */
   private async refreshOne(t: RefreshTarget): Promise<void> {
-    try {
-      const outcome = await this.client.refresh(t);
-      this.metrics.refreshes.inc({ node: this.node, outcome });
-    } catch (err) {
-      this.metrics.refreshes.inc({ node: this.node, outcome: 'failed' });
-      this.logger.warn({ node: this.node, site: t.site, path: t.path, err: (err as Error).message }, 'page refresh failed (not retried)');
+    for (const copy of REFRESH_COPIES) {
+      if (this.stopped) return;
+      try {
+        const outcome = await this.client.refresh(t, copy);
+        this.metrics.refreshes.inc({ node: this.node, outcome });
+      } catch (err) {
+        this.metrics.refreshes.inc({ node: this.node, outcome: 'failed' });
+        this.logger.warn({ node: this.node, site: t.site, path: t.path, copy, err: (err as Error).message }, 'page refresh failed (not retried)');
+      }
     }
   }
 }

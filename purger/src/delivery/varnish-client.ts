@@ -56,6 +56,9 @@ export function requestFor(inv: Invalidation): { method: string; path: string; h
 /** a header value HTTP/1.1 carries as it is: visible ASCII, spaces and tabs */
 const SENDABLE = /^[\t\x20-\x7e]*$/;
 
+/** Which copy of a page a refresh fills (plain-copy.vcl keeps one per encoding). */
+export type RefreshCopy = 'gzip' | 'plain';
+
 /** What a node did with a refresh request (its X-Refresh answer). */
 export type RefreshOutcome = 'fetched' | 'cached' | 'skipped';
 const REFRESH_OUTCOMES: ReadonlySet<string> = new Set<RefreshOutcome>(['fetched', 'cached', 'skipped']);
@@ -94,13 +97,15 @@ export class VarnishClient {
   }
 
   /**
-   * Asks the node to re-fetch one page it just invalidated (docs/protocol.md §2, refresh). The
-   * page itself is read and dropped. Throws a SendError when the node did not say what it did.
+   * Asks the node to re-fetch one page it just invalidated (docs/protocol.md §2, refresh): its
+   * gzipped copy, or with `copy` 'plain' the copy readers without gzip get (the node fetches that
+   * one only if such a reader read the page lately). The page itself is read and dropped. Throws
+   * a SendError when the node did not say what it did.
    */
-  async refresh({ site, path, https }: { site: string; path: string; https: boolean }): Promise<RefreshOutcome> {
+  async refresh({ site, path, https }: { site: string; path: string; https: boolean }, copy: RefreshCopy = 'gzip'): Promise<RefreshOutcome> {
     this.refreshPool ??= this.newPool(Math.max(1, this.opts.refreshConnections ?? 1));
     let res: Awaited<ReturnType<Pool['request']>>;
-    const headers = { host: site, 'x-refresh': https ? 'https' : '1', 'accept-encoding': 'gzip' };
+    const headers = { host: site, 'x-refresh': https ? 'https' : '1', 'x-refresh-copy': copy, 'accept-encoding': 'gzip' };
     try {
       res = await this.refreshPool.request({ method: 'GET', path, headers: this.withToken(headers) });
       // read to the end (and drop), so the connection is reused
