@@ -14,7 +14,7 @@
 // --origin where to reach the web server behind the cache, bypassing it
 // URLs: the site's sitemaps (wp-sitemap.xml), home, feeds, first archive pages, the REST API an
 // anonymous reader sees (every wp/v2 collection that answers 200, its first items, comments of
-// the first posts, _embed), plus --urls.
+// the first posts, _embed, term collections by count), plus --urls.
 // Exit status: 0 no stale page, 1 stale pages found, 2 usage or connection error.
 import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -104,6 +104,8 @@ export async function discoverRestUrls(get, maxUrls = 500, itemsPerBase = 10) {
     if (!Array.isArray(items)) continue; // Not readable anonymously (templates, blocks...).
     add(`${root}/${base}`);
     if (kind === 'posts') add(`${root}/${base}?_embed`);
+    // Term counts: the lists a post joining or leaving a term reorders or changes.
+    if (kind === 'terms') add(`${root}/${base}?orderby=count&order=desc&hide_empty=true`);
     for (const item of items.slice(0, itemsPerBase)) {
       if (!item || typeof item.id !== 'number') continue;
       add(`${root}/${base}/${item.id}`);

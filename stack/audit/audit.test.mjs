@@ -71,6 +71,21 @@ test('discoverUrls reads the sitemap index and its sitemaps, adds archive feeds'
   } finally { origin.close(); }
 });
 
+test('discoverRestUrls adds each term collection ordered by count and its items (their counts)', async () => {
+  const origin = await serve({
+    '/wp-sitemap.xml': { status: 404 },
+    '/wp-json/wp/v2/types': { body: JSON.stringify({ post: { rest_base: 'posts' } }) },
+    '/wp-json/wp/v2/taxonomies': { body: JSON.stringify({ post_tag: { rest_base: 'tags' } }) },
+    '/wp-json/wp/v2/posts': { body: '[]' },
+    '/wp-json/wp/v2/tags': { body: JSON.stringify([{ id: 35, count: 12 }]) },
+  });
+  try {
+    const paths = await discoverUrls({ origin: origin.base, host: 'site.test' });
+    for (const p of ['/wp-json/wp/v2/tags', '/wp-json/wp/v2/tags/35', '/wp-json/wp/v2/tags?orderby=count&order=desc&hide_empty=true']) assert.ok(paths.includes(p), `${p} in ${paths}`);
+    assert.ok(!paths.includes('/wp-json/wp/v2/posts?orderby=count&order=desc&hide_empty=true'), 'posts have no counts');
+  } finally { origin.close(); }
+});
+
 test('the command exits 1 on a stale page and 0 when everything is fresh', async () => {
   const cli = fileURLToPath(new URL('./audit.mjs', import.meta.url));
   const edge = await serve({ '/': { body: 'old' }, '/wp-sitemap.xml': { status: 404 } });

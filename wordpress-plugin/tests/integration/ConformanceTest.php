@@ -82,6 +82,8 @@ class ConformanceTest extends VE_TestCase {
 		self::$ids['gallery']    = $gallery;
 		self::$ids['styles']     = (int) $styles['ID'];
 		self::$ids['loop_host']  = $loop_host;
+		// The term lists that print counts: the Categories block with counts and a tag cloud.
+		self::$ids['term_lists'] = wp_insert_post( array( 'post_type' => 'page', 'post_status' => 'publish', 'post_title' => 'Term lists', 'post_name' => 'term-lists', 'post_content' => '<!-- wp:categories {"showPostCounts":true} /--><!-- wp:tag-cloud /-->' ) );
 		\VarnishEdge\Plugin::instance()->queue->dispatch();
 	}
 
@@ -131,6 +133,10 @@ class ConformanceTest extends VE_TestCase {
 			'rest users'          => '/wp-json/wp/v2/users',
 			'rest user'           => '/wp-json/wp/v2/users/1',
 			'rest types'          => '/wp-json/wp/v2/types',
+			// Term counts: a tag's and a category's REST item, a page listing terms with counts.
+			'rest tag'            => '/wp-json/wp/v2/tags/' . $ids['featured'],
+			'rest sports'         => '/wp-json/wp/v2/categories/' . $ids['sports'],
+			'term lists'          => '/term-lists/',
 		);
 		return $views;
 	}
@@ -276,6 +282,9 @@ class ConformanceTest extends VE_TestCase {
 			'tag a post'          => function () use ( $c ) {
 				wp_set_post_tags( $c, array( 'Harness tag' ), true );
 			},
+			'move between tags'   => function () use ( $ids ) {
+				wp_set_post_tags( $ids['bravo'], array( 'Harness tag' ) ); // Leaves Featured, its only post.
+			},
 			'tag delete'          => function () {
 				wp_delete_term( self::$ids['harness_tag'], 'post_tag' );
 			},
@@ -388,6 +397,8 @@ class ConformanceTest extends VE_TestCase {
 		wp_update_post( array( 'ID' => $ids['delta'], 'post_status' => 'publish' ) );
 		wp_update_post( array( 'ID' => $ids['charlie'], 'post_name' => 'charlie', 'post_author' => 1 ) );
 		wp_set_post_categories( $ids['charlie'], array( $ids['sports'] ) );
+		wp_set_post_tags( $ids['bravo'], array( 'Featured' ) );
+		wp_delete_post( $ids['term_lists'], true );
 		wp_update_term( $ids['sports'], 'category', array( 'name' => 'Sports' ) );
 		wp_update_user( array( 'ID' => 1, 'display_name' => 'admin' ) );
 		delete_post_meta( $ids['delta'], 'price' );

@@ -174,7 +174,9 @@ class EventsTest extends VE_TestCase {
 		$this->assertContains( $this->key( "p-$id" ), $this->sent_tags( false ) );
 		$this->assertContains( get_permalink( $id ), $this->sent_urls() );
 		$sent = array_merge( $this->sent_tags(), $this->sent_urls() );
-		$allowed = array( $this->key( "p-$id" ), $this->key( "r-p-$id" ), $this->key( "pf-$id" ), $this->key( 'r-p-many' ), $this->key( 'pf-many' ), get_permalink( $id ) );
+		// `lastmod` only when the save fell in a later second than the one before (a busy machine):
+		// the modified time changed, and empty feeds print it.
+		$allowed = array( $this->key( "p-$id" ), $this->key( "r-p-$id" ), $this->key( "pf-$id" ), $this->key( 'r-p-many' ), $this->key( 'pf-many' ), $this->key( 'lastmod' ), get_permalink( $id ) );
 		$this->assertSame( array(), array_values( array_diff( $sent, $allowed ) ), 'the post itself and feeds, nothing else' );
 	}
 

@@ -178,6 +178,51 @@ class LiveStatusTest extends VE_TestCase {
 		$this->assertMatchesRegularExpression( '/^Live on 1 of 1 edge node in \d+ ms$/', $again['message'] );
 	}
 
+	/** The purger's receipts name nodes that applied a change as a ban of the whole site (`via`). */
+	public function test_nodes_that_applied_it_as_a_site_wide_purge_are_named(): void {
+		$at     = (int) floor( microtime( true ) * 1000 );
+		$answer = static fn( array $nodes, bool $complete ) => array(
+			'site'      => Environment::site(),
+			'total'     => count( $nodes ),
+			'live'      => count( array_filter( $nodes, fn( $n ) => 'applied' === $n['state'] ) ),
+			'complete'  => $complete,
+			'changedAt' => gmdate( 'Y-m-d\TH:i:s.000\Z', (int) ( $at / 1000 ) ),
+			'liveAt'    => gmdate( 'Y-m-d\TH:i:s.000\Z', (int) ( $at / 1000 ) + 1 ),
+			'ms'        => 310,
+			'missing'   => array(),
+			'nodes'     => $nodes,
+		);
+		$live   = Plugin::instance()->live;
+		$status = $live->from_receipts(
+			$answer(
+				array(
+					array( 'node' => 'a:80', 'state' => 'applied', 'via' => 'host-ban' ),
+					array( 'node' => 'b:80', 'state' => 'applied', 'via' => 'split' ),
+				),
+				true
+			),
+			$at
+		);
+		$this->assertSame( 'live', $status['state'] );
+		$this->assertMatchesRegularExpression( '/^Live on 2 of 2 edge nodes in \d+ ms \(applied as a site-wide purge on 1 node\)$/', $status['message'] );
+		$this->assertSame( 'host-ban', $status['nodes'][0]['via'] );
+
+		$plain = $live->from_receipts( $answer( array( array( 'node' => 'a:80', 'state' => 'applied', 'via' => 'split' ) ), true ), $at );
+		$this->assertMatchesRegularExpression( '/^Live on 1 of 1 edge node in \d+ ms$/', $plain['message'], 'a split is not worth a word' );
+
+		$waiting = $live->from_receipts(
+			$answer(
+				array(
+					array( 'node' => 'a:80', 'state' => 'applied', 'via' => 'host-ban' ),
+					array( 'node' => 'b:80', 'state' => 'pending' ),
+				),
+				false
+			),
+			$at
+		);
+		$this->assertSame( 'Live on 1 of 2 edge nodes; waiting for b:80 (applied as a site-wide purge on 1 node)', $waiting['message'] );
+	}
+
 	public function test_manual_purges_wait_and_report_the_same_message(): void {
 		$this->start_purger();
 		$lines = array();

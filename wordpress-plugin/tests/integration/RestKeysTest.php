@@ -115,7 +115,7 @@ class RestKeysTest extends VE_TestCase {
 		Environment::clear_webhooks();
 		wp_trash_post( $book );
 		$this->end_request();
-		foreach ( array( "r-p-$book", 'r-c-books', 'r-q-books', "r-t-$genre", 'r-q-genres' ) as $key ) {
+		foreach ( array( "r-p-$book", 'r-c-books', 'r-q-books', "tc-$genre", 'r-q-genres' ) as $key ) {
 			$this->assertContains( $this->key( $key ), $this->sent_tags( false ), "$key purged hard when the book is trashed" );
 		}
 		wp_delete_post( $book, true );

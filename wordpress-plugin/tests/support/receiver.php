@@ -1,7 +1,7 @@
 <?php
 /**
  * Webhook receiver for the tests: an independent Standard Webhooks verifier and protocol
- * validator (docs/protocol.md §1). Appends one JSON line per request to RECEIVER_LOG.
+ * validator (docs/protocol.md §1), with the purger's default size limits. Appends one JSON line per request to RECEIVER_LOG.
  * The answer is 202 unless RECEIVER_CONTROL names a file containing another status code, `delay N`,
  * `max-bytes N` (413 for larger bodies) or `refuse-tag TAG CODE` (CODE for batches carrying TAG).
  */
@@ -80,6 +80,16 @@ foreach ( $secrets as $secret ) {
 $entry['signature_ok'] = $ok;
 if ( ! $ok ) {
 	answer( 401, array( 'error' => 'signature', 'message' => 'no signature matches' ), $entry );
+}
+
+// The purger's default limits (PURGER_BODY_LIMIT, PURGER_MAX_EVENT_BYTES): 413, nothing stored.
+if ( strlen( $raw ) > 1048576 ) {
+	answer( 413, array( 'error' => 'too_large', 'message' => 'body over 1 MiB' ), $entry );
+}
+foreach ( (array) ( $entry['body']['events'] ?? array() ) as $i => $event ) {
+	if ( strlen( json_encode( $event, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE ) ) > 262144 ) {
+		answer( 413, array( 'error' => 'event_too_large', 'field' => "/events/$i", 'message' => 'event over 256 KiB' ), $entry );
+	}
 }
 
 // Protocol validation.

@@ -2,6 +2,7 @@
 use VarnishEdge\Event_Builder;
 use VarnishEdge\Invalidation;
 use VarnishEdge\Key_Scheme;
+use VarnishEdge\Outbox_Store;
 
 class EventBuilderTest extends \PHPUnit\Framework\TestCase {
 
@@ -85,5 +86,42 @@ class EventBuilderTest extends \PHPUnit\Framework\TestCase {
 	public function test_empty_invalidation_builds_nothing(): void {
 		$this->assertSame( array(), Event_Builder::build( new Invalidation(), 'example.com', new Key_Scheme( 'ns' ), time() ) );
 		$this->assertTrue( ( new Invalidation() )->is_empty() );
+	}
+
+	/** Long URLs: each event stays under the purger's 256 KiB, each request under its 1 MiB. */
+	public function test_events_and_requests_fit_the_purgers_byte_limits(): void {
+		$inv = new Invalidation();
+		for ( $i = 0; $i < 1500; $i++ ) {
+			$inv->urls( array( 'http://example.com/' . str_pad( (string) $i, 2000, 'x' ) . '/' ) );
+		}
+		for ( $i = 0; $i < 50; $i++ ) {
+			$inv->refresh( array( 'http://example.com/r' . str_pad( (string) $i, 2000, 'y' ) . '/' ) );
+		}
+		$events = Event_Builder::build( $inv, 'example.com', new Key_Scheme( 'ns' ), time() );
+		$this->assertSame( 1500, array_sum( array_map( fn( $e ) => count( $e['urls'] ), $events ) ), 'every URL kept' );
+		foreach ( $events as $event ) {
+			$this->assertLessThanOrEqual( 262144, strlen( wp_json_encode( $event, JSON_UNESCAPED_SLASHES ) ), 'event bytes' );
+		}
+		$parts = Outbox_Store::sendable( $events );
+		$this->assertGreaterThan( 1, count( $parts ), 'three megabytes of URLs go in several requests' );
+		$this->assertSame( $events, array_merge( ...$parts ), 'in order, nothing lost' );
+		foreach ( $parts as $part ) {
+			$this->assertLessThanOrEqual( 1048576, strlen( wp_json_encode( array( 'site' => 'example.com', 'events' => $part ), JSON_UNESCAPED_SLASHES ) ) );
+		}
+	}
+
+	/** Past MAX_BATCH_ITEMS keys and URLs the batch is one whole-site purge, refresh kept. */
+	public function test_a_batch_past_the_item_limit_purges_the_whole_site(): void {
+		$inv = ( new Invalidation() )->refresh( array( 'http://example.com/' ) )->reason( 'post 1 trashed' );
+		for ( $i = 0; $i <= Event_Builder::MAX_BATCH_ITEMS; $i++ ) {
+			$inv->tags( array( "ns-x$i" ) );
+		}
+		$events = Event_Builder::build( $inv, 'example.com', new Key_Scheme( 'ns' ), time() );
+		$this->assertCount( 1, $events );
+		$this->assertSame( 'all', $events[0]['kind'] );
+		$this->assertSame( array( 'http://example.com/' ), $events[0]['refresh'] );
+		$this->assertStringStartsWith( '20001 keys and URLs: whole site purged instead; post 1 trashed', $events[0]['reason'] );
+		array_pop( $inv->hard_tags );
+		$this->assertSame( 20, count( Event_Builder::build( $inv, 'example.com', new Key_Scheme( 'ns' ), time() ) ), 'at the limit: precise, 20 events' );
 	}
 }

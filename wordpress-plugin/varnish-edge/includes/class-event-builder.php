@@ -17,10 +17,24 @@ class Event_Builder {
 	const MAX_REFRESH = 50;
 
 	/**
+	 * Bytes of keys or URLs (as JSON) in one event: with 50 refresh URLs and the reason it stays
+	 * well under the purger's PURGER_MAX_EVENT_BYTES (256 KiB).
+	 */
+	const MAX_EVENT_ITEM_BYTES = 131072;
+
+	/**
+	 * Keys and URLs in one batch past which it becomes one whole-site purge: 20 of the purger's
+	 * events, 3 to 5 requests, some 3,000 PURGEKEYS on every node (a bulk action over 500 posts
+	 * needs about 6,000 keys). Past it the site re-renders its pages instead.
+	 */
+	const MAX_BATCH_ITEMS = 20000;
+
+	/**
 	 * Events for an invalidation. Per-object keys also carry their group keys; hard entries win
-	 * over soft duplicates; URLs of other hosts are dropped. The pages to re-fetch (at most
-	 * MAX_REFRESH, in priority order) ride on the last event, so a node refreshes them once it
-	 * applied everything before.
+	 * over soft duplicates; URLs of other hosts are dropped. Each event holds at most MAX_ITEMS
+	 * keys or URLs and MAX_EVENT_ITEM_BYTES of them; past MAX_BATCH_ITEMS in all the batch is one
+	 * whole-site purge. The pages to re-fetch (at most MAX_REFRESH, in priority order) ride on
+	 * the last event, so a node refreshes them once it applied everything before.
 	 *
 	 * @param Invalidation $inv    Invalidation.
 	 * @param string       $site   Normalized site host.
@@ -57,22 +71,57 @@ class Event_Builder {
 		$soft_urls = array_values( array_diff( self::clean_urls( array_keys( $inv->soft_urls ), $site ), $hard_urls ) );
 		$prefixes  = self::clean_urls( array_keys( $inv->prefixes ), $site );
 
-		foreach ( array_chunk( self::valid_tags( $hard_tags ), self::MAX_ITEMS ) as $chunk ) {
+		$hard_tags = self::valid_tags( $hard_tags );
+		$soft_tags = self::valid_tags( $soft_tags );
+		$items     = count( $hard_tags ) + count( $soft_tags ) + count( $hard_urls ) + count( $soft_urls ) + count( $prefixes );
+		if ( $items > self::MAX_BATCH_ITEMS ) {
+			$all = $make( 'all', array(), false );
+			// The reason says why the whole site goes, before the (truncated) list of changes.
+			$all['reason'] = self::reason( array( sprintf( '%d keys and URLs: whole site purged instead', $items ), $reason ) );
+			return self::with_refresh( array( $all ), $inv, $site );
+		}
+		foreach ( self::chunks( $hard_tags ) as $chunk ) {
 			$events[] = $make( 'tags', array( 'tags' => $chunk ), false );
 		}
-		foreach ( array_chunk( self::valid_tags( $soft_tags ), self::MAX_ITEMS ) as $chunk ) {
+		foreach ( self::chunks( $soft_tags ) as $chunk ) {
 			$events[] = $make( 'tags', array( 'tags' => $chunk ), true );
 		}
-		foreach ( array_chunk( $hard_urls, self::MAX_ITEMS ) as $chunk ) {
+		foreach ( self::chunks( $hard_urls ) as $chunk ) {
 			$events[] = $make( 'urls', array( 'urls' => $chunk ), false );
 		}
-		foreach ( array_chunk( $soft_urls, self::MAX_ITEMS ) as $chunk ) {
+		foreach ( self::chunks( $soft_urls ) as $chunk ) {
 			$events[] = $make( 'urls', array( 'urls' => $chunk ), true );
 		}
-		foreach ( array_chunk( $prefixes, self::MAX_ITEMS ) as $chunk ) {
+		foreach ( self::chunks( $prefixes ) as $chunk ) {
 			$events[] = $make( 'prefix', array( 'urls' => $chunk ), false );
 		}
 		return self::with_refresh( $events, $inv, $site );
+	}
+
+	/**
+	 * Keys or URLs in chunks of at most MAX_ITEMS and MAX_EVENT_ITEM_BYTES (as JSON).
+	 *
+	 * @param string[] $items Keys or URLs.
+	 * @return array<int,string[]>
+	 */
+	public static function chunks( array $items ): array {
+		$chunks = array();
+		$chunk  = array();
+		$bytes  = 0;
+		foreach ( $items as $item ) {
+			$size = strlen( (string) wp_json_encode( $item, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE ) ) + 1;
+			if ( $chunk && ( count( $chunk ) >= self::MAX_ITEMS || $bytes + $size > self::MAX_EVENT_ITEM_BYTES ) ) {
+				$chunks[] = $chunk;
+				$chunk    = array();
+				$bytes    = 0;
+			}
+			$chunk[] = $item;
+			$bytes  += $size;
+		}
+		if ( $chunk ) {
+			$chunks[] = $chunk;
+		}
+		return $chunks;
 	}
 
 	/**

@@ -21,13 +21,16 @@ namespace VarnishEdge;
  *   c-N    the comments of post N
  *   t-N    term N's name or link shown
  *   ts-N   term N's slug shown (post CSS classes)
+ *   tc-N   term N's post count shown (REST term items, term lists with counts)
  *   u-N    user N shown as an author
  *   e-N    post N rendered inside another page: an attachment (image, gallery item, featured
  *          image) or a reusable block
  * Listing keys (which query a page shows): home, front, pta-<type>, tl-N (term archive),
  *   ul-N (author archive), date-YYYY[MM[DD]], feed, search, 404, pages (page lists),
  *   comments (site-wide comment listings), menus, widgets, lastmod (empty feeds, which print
- *   the site's last post modification time).
+ *   the site's last post modification time), tx-<taxonomy> (a list of the taxonomy's terms: which
+ *   terms it shows changes when one is created, deleted, or becomes empty or not), tcx-<taxonomy>
+ *   (a list shaped by the taxonomy's counts: tag clouds, ordered by count, padded counts).
  * Identity keys: site-name, site-tagline, site-icon, site-logo (read wherever that option is: nearly
  *   every page, feeds, the REST index).
  * REST keys: r-p-N, r-t-N, r-u-N (resources), r-c-<base> (a collection paged by date, name or id),
@@ -178,6 +181,28 @@ class Key_Scheme {
 	}
 
 	/**
+	 * Key `tc-N`: term N's post count shown.
+	 */
+	public function term_count( int $id ): string {
+		return $this->key( 'tc', $id );
+	}
+
+	/**
+	 * Key `tx-<taxonomy>`: a list of the taxonomy's terms (which terms it shows).
+	 */
+	public function term_list( string $taxonomy ): string {
+		return $this->key( 'tx', $taxonomy );
+	}
+
+	/**
+	 * Key `tcx-<taxonomy>`: a list shaped by the counts of the taxonomy's terms (a tag cloud's
+	 * sizes, an order by count, counts padded with the children's).
+	 */
+	public function term_counts( string $taxonomy ): string {
+		return $this->key( 'tcx', $taxonomy );
+	}
+
+	/**
 	 * Key `tl-N`: term N's archive.
 	 */
 	public function term_listing( int $id ): string {
@@ -291,7 +316,7 @@ class Key_Scheme {
 		if ( 0 !== strpos( $key, $prefix ) ) {
 			return null;
 		}
-		if ( preg_match( '/^(r-[ptu]|pl|pn|pf|pa|pt|nb|t|ts|u|c|e)-[0-9]+$/', substr( $key, strlen( $prefix ) ), $m ) ) {
+		if ( preg_match( '/^(r-[ptu]|pl|pn|pf|pa|pt|nb|t|ts|tc|u|c|e)-[0-9]+$/', substr( $key, strlen( $prefix ) ), $m ) ) {
 			return $m[1];
 		}
 		return null;

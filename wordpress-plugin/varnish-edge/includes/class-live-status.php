@@ -104,7 +104,7 @@ class Live_Status {
 		$nodes = array();
 		foreach ( (array) ( $answer['nodes'] ?? array() ) as $node ) {
 			if ( is_array( $node ) && isset( $node['node'], $node['state'] ) ) {
-				$nodes[] = array_intersect_key( array_map( array( self::class, 'text' ), $node ), array_flip( array( 'node', 'state', 'at', 'error', 'detail' ) ) );
+				$nodes[] = array_intersect_key( array_map( array( self::class, 'text' ), $node ), array_flip( array( 'node', 'state', 'at', 'error', 'detail', 'via' ) ) );
 			}
 		}
 		if ( ! empty( $answer['missing'] ) ) {
@@ -117,7 +117,7 @@ class Live_Status {
 			$ms = self::ms( $answer, $at );
 			/* translators: 1: nodes where the change is live, 2: all nodes, 3: milliseconds from the change. */
 			$message = sprintf( _n( 'Live on %1$d of %2$d edge node in %3$d ms', 'Live on %1$d of %2$d edge nodes in %3$d ms', $total, 'varnish-edge' ), $live, $total, $ms );
-			return $this->status( 'live', $message, $live, $total, $nodes, $ms );
+			return $this->status( 'live', $message . self::via( $nodes ), $live, $total, $nodes, $ms );
 		}
 		$state   = 'pending';
 		$reasons = array();
@@ -144,7 +144,23 @@ class Live_Status {
 		}
 		/* translators: 1: nodes where the change is live, 2: all nodes, 3: which nodes have not applied it and why. */
 		$message = sprintf( _n( 'Live on %1$d of %2$d edge node; %3$s', 'Live on %1$d of %2$d edge nodes; %3$s', $total, 'varnish-edge' ), $live, $total, implode( '; ', $reasons ) );
-		return $this->status( $state, $message, $live, $total, $nodes );
+		return $this->status( $state, $message . self::via( $nodes ), $live, $total, $nodes );
+	}
+
+	/**
+	 * " (applied as a site-wide purge on N nodes)" when nodes refused the change as sent and the
+	 * purger banned the whole site there instead (receipt `via: host-ban`): correct, but every
+	 * page of the site renders again. A split request (`via: split`) is not worth a word.
+	 *
+	 * @param array<int,array<string,string>> $nodes Nodes of the answer.
+	 */
+	private static function via( array $nodes ): string {
+		$banned = count( array_filter( array_column( $nodes, 'via' ), static fn( string $via ): bool => 'host-ban' === $via ) );
+		if ( ! $banned ) {
+			return '';
+		}
+		/* translators: %d: number of edge nodes. */
+		return ' (' . sprintf( _n( 'applied as a site-wide purge on %d node', 'applied as a site-wide purge on %d nodes', $banned, 'varnish-edge' ), $banned ) . ')';
 	}
 
 	/**

@@ -20,6 +20,12 @@ class Outbox_Store {
 	const MAX_EVENTS      = 5000;
 	const LOCK_SECONDS    = 60;
 	const EVENTS_PER_SEND = 500;
+
+	/**
+	 * Bytes of events (as stored, the JSON the webhook sends) in one request: under the purger's
+	 * 1 MiB body limit (PURGER_BODY_LIMIT) with room for the envelope.
+	 */
+	const BYTES_PER_SEND = 786432;
 	const DEAD_KEEP_DAYS  = 7;
 
 	/**
@@ -30,19 +36,49 @@ class Outbox_Store {
 	}
 
 	/**
-	 * Store a batch of the site, whole-site events confined to it; collapse the backlog past the limit.
+	 * Store a batch of the site, whole-site events confined to it, as rows that each fit one
+	 * request (`sendable()`), in order; collapse the backlog past the limit.
 	 *
 	 * @param string                         $site   Site host.
 	 * @param array<int,array<string,mixed>> $events Protocol events.
-	 * @return int Row id, 0 when there was nothing to store.
+	 * @return int Id of the last row, 0 when there was nothing to store.
 	 */
 	public function enqueue( string $site, array $events ): int {
-		if ( array() === $events ) {
-			return 0;
+		$id = 0;
+		foreach ( self::sendable( Site_Scope::confine( $events ) ) as $part ) {
+			$id = $this->insert( $site, $part );
 		}
-		$id = $this->insert( $site, Site_Scope::confine( $events ) );
-		$this->maybe_collapse( $site );
+		if ( $id ) {
+			$this->maybe_collapse( $site );
+		}
 		return $id;
+	}
+
+	/**
+	 * Events in consecutive parts of at most EVENTS_PER_SEND events and BYTES_PER_SEND bytes
+	 * (an event is never split here: Event_Builder keeps each small).
+	 *
+	 * @param array<int,array<string,mixed>> $events Protocol events.
+	 * @return array<int,array<int,array<string,mixed>>>
+	 */
+	public static function sendable( array $events ): array {
+		$parts = array();
+		$part  = array();
+		$bytes = 2;
+		foreach ( array_values( $events ) as $event ) {
+			$size = strlen( self::encode( array( $event ) ) ) - 1;
+			if ( $part && ( count( $part ) >= self::EVENTS_PER_SEND || $bytes + $size > self::BYTES_PER_SEND ) ) {
+				$parts[] = $part;
+				$part    = array();
+				$bytes   = 2;
+			}
+			$part[] = $event;
+			$bytes += $size;
+		}
+		if ( $part ) {
+			$parts[] = $part;
+		}
+		return $parts;
 	}
 
 	/**
@@ -103,8 +139,8 @@ class Outbox_Store {
 	}
 
 	/**
-	 * Claim due, unlocked rows (same site, oldest first) up to EVENTS_PER_SEND events; a solo row
-	 * is always claimed alone.
+	 * Claim due, unlocked rows (same site, oldest first) up to EVENTS_PER_SEND events and
+	 * BYTES_PER_SEND bytes; a solo row is always claimed alone.
 	 *
 	 * @param bool $force Ignore backoff.
 	 * @return array<int,object>
@@ -123,12 +159,15 @@ class Outbox_Store {
 		$keep    = array();
 		$release = array();
 		$events  = 0;
+		$bytes   = 0;
 		$site    = $rows[0]->site;
 		foreach ( $rows as $row ) {
 			$alone = array() !== $keep && ( (int) $keep[0]->solo || (int) $row->solo );
-			if ( ! $alone && $row->site === $site && ( array() === $keep || $events + (int) $row->event_count <= self::EVENTS_PER_SEND ) ) {
+			$fits  = array() === $keep || ( $events + (int) $row->event_count <= self::EVENTS_PER_SEND && $bytes + strlen( (string) $row->events ) <= self::BYTES_PER_SEND );
+			if ( ! $alone && $row->site === $site && $fits ) {
 				$keep[]  = $row;
 				$events += (int) $row->event_count;
+				$bytes  += strlen( (string) $row->events );
 			} else {
 				$release[] = (int) $row->id;
 			}

@@ -197,7 +197,8 @@ class Post_Change_Policy {
 
 	/**
 	 * The post left the archives of removed terms (hard: it must not show there again) and
-	 * entered the others (soft); the term counts of each taxonomy changed.
+	 * entered the others (soft); the terms listed for it in REST changed. The terms' counts
+	 * are `Term_Count_Policy`'s (from the recount itself).
 	 *
 	 * @param Invalidation        $inv    Invalidation to add to.
 	 * @param array<string,int[]> $before Term ids per taxonomy before.
@@ -210,10 +211,10 @@ class Post_Change_Policy {
 			$new = $after[ $tax ] ?? array();
 			foreach ( array( array( array_diff( $old, $new ), false ), array( array_diff( $new, $old ), true ) ) as list( $term_ids, $soft ) ) {
 				foreach ( $term_ids as $term_id ) {
-					$inv->tags( array( $s->term_listing( (int) $term_id ), $s->rest_term( (int) $term_id ) ), $soft ); // r-t: its post count changes.
+					$inv->tags( array( $s->term_listing( (int) $term_id ) ), $soft );
 				}
 			}
-			$inv->tags( array( $s->rest_query( $this->facts->taxonomy_base( (string) $tax ) ) ), true ); // Counts: hide_empty, orderby=count.
+			$inv->tags( array( $s->rest_query( $this->facts->taxonomy_base( (string) $tax ) ) ), true ); // Its terms filtered by post.
 		}
 	}
 
@@ -374,13 +375,10 @@ class Post_Change_Policy {
 		$s    = $this->scheme;
 		$type = (string) $state['type'];
 		$keys = array_merge( array( $s->listing( 'search' ), $s->listing( 'sitemaps' ) ), $s->rest_lists( $this->facts->type_base( $type ) ) );
-		foreach ( $state['terms'] as $tax => $ids ) {
+		// Term counts: Term_Count_Policy.
+		foreach ( $state['terms'] as $ids ) {
 			foreach ( $ids as $term_id ) {
 				$keys[] = $s->term_listing( (int) $term_id );
-				$keys[] = $s->rest_term( (int) $term_id ); // Its post count changes.
-			}
-			if ( $ids ) {
-				$keys[] = $s->rest_query( $this->facts->taxonomy_base( (string) $tax ) );
 			}
 		}
 		// The type's archive and every query loop listing the type (Render_Keys), archive or not.

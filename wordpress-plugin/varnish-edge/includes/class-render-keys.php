@@ -30,6 +30,7 @@ class Render_Keys extends Key_Source {
 		add_filter( 'get_comments_number', array( $this, 'on_comments_number' ), 10, 2 );
 		add_filter( 'render_block', array( $this, 'on_render_block' ), 10, 3 );
 		add_filter( 'get_the_terms', array( $this, 'on_get_the_terms' ), 10, 3 );
+		add_filter( 'get_terms', array( $this, 'on_get_terms' ), 10, 3 );
 		add_filter( 'post_class_taxonomies', array( $this, 'on_post_class_start' ), 10, 1 );
 		add_filter( 'post_class', array( $this, 'on_post_class_end' ), 10, 1 );
 		add_filter( 'the_author', array( $this, 'on_the_author' ), 10, 1 );
@@ -61,6 +62,45 @@ class Render_Keys extends Key_Source {
 		foreach ( $terms as $term ) {
 			if ( $term instanceof \WP_Term ) {
 				$this->add( array( $this->in_post_class ? $s->term_slug( $term->term_id ) : $s->term( $term->term_id ) ) );
+			}
+		}
+		return $terms;
+	}
+
+	/**
+	 * Filter `get_terms`: a list of terms (Categories block and widget, tag cloud block and
+	 * widget, `wp_list_categories()`, `wp_dropdown_categories()`, a theme's own list). Each term's
+	 * name and link (`t-N`), its count when the list prints counts (`tc-N`), which terms the list
+	 * holds (`tx-<taxonomy>`: terms created, deleted, becoming empty or not), and, for a list
+	 * shaped by all the counts (a tag cloud's sizes, an order by count, counts padded with the
+	 * children's), the taxonomy's counts (`tcx-<taxonomy>`). REST responses too: a post's
+	 * rendered content may hold such a list. Not the terms of given posts (`object_ids`, as
+	 * `wp_get_object_terms()` asks): `get_the_terms` and `pt-N` cover those.
+	 *
+	 * @param array<int,mixed>|mixed $terms      Terms found.
+	 * @param string[]|null          $taxonomies Taxonomies queried.
+	 * @param array<string,mixed>    $args       Query vars (the caller's arguments included).
+	 * @return array<int,mixed>|mixed
+	 */
+	public function on_get_terms( mixed $terms, mixed $taxonomies = null, mixed $args = array() ): mixed {
+		$args = is_array( $args ) ? $args : array();
+		if ( ! is_array( $terms ) || is_admin() || ! empty( $args['object_ids'] ) ) {
+			return $terms;
+		}
+		$s     = $this->scheme();
+		$count = ! empty( $args['show_count'] );
+		$taxes = array_fill_keys( array_map( 'strval', (array) $taxonomies ), true );
+		foreach ( $terms as $term ) {
+			// Menus are terms too (Site_Changes); other taxonomies no public page shows need nothing.
+			if ( $term instanceof \WP_Term && is_taxonomy_viewable( $term->taxonomy ) ) {
+				$taxes[ $term->taxonomy ] = true;
+				$this->add( $count ? array( $s->term( $term->term_id ), $s->term_count( $term->term_id ) ) : array( $s->term( $term->term_id ) ) );
+			}
+		}
+		$by_counts = 'count' === ( $args['orderby'] ?? '' ) || ! empty( $args['pad_counts'] );
+		foreach ( array_keys( $taxes ) as $taxonomy ) {
+			if ( taxonomy_exists( $taxonomy ) && is_taxonomy_viewable( $taxonomy ) ) {
+				$this->add( $by_counts ? array( $s->term_list( $taxonomy ), $s->term_counts( $taxonomy ) ) : array( $s->term_list( $taxonomy ) ) );
 			}
 		}
 		return $terms;

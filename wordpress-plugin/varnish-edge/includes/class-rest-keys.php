@@ -73,7 +73,8 @@ class Rest_Keys extends Key_Source {
 	}
 
 	/**
-	 * Filter `rest_prepare_{taxonomy}`.
+	 * Filter `rest_prepare_{taxonomy}`: the term, and its post count (`count`, in the view and
+	 * edit contexts), which posts joining or leaving it change.
 	 *
 	 * @param \WP_REST_Response $response Response.
 	 * @param \WP_Term          $term     Term.
@@ -81,7 +82,11 @@ class Rest_Keys extends Key_Source {
 	 */
 	public function on_rest_term( mixed $response, mixed $term ): mixed {
 		if ( $term instanceof \WP_Term ) {
-			$this->add( array( $this->scheme()->rest_term( $term->term_id ) ) );
+			$s = $this->scheme();
+			$this->add( array( $s->rest_term( $term->term_id ) ) );
+			if ( ! $response instanceof \WP_REST_Response || array_key_exists( 'count', (array) $response->get_data() ) ) {
+				$this->add( array( $s->term_count( $term->term_id ) ) );
+			}
 		}
 		return $response;
 	}

@@ -9,12 +9,20 @@ namespace VarnishEdge;
 
 /**
  * Terms created, edited or deleted: their archives, the pages showing them, their REST items and
- * collections. Terms of `nav_menu` are menus (handed to `Site_Changes`).
+ * collections; terms whose post count changed (`Term_Count_Policy`). Terms of `nav_menu` are
+ * menus (handed to `Site_Changes`).
  */
 class Term_Changes extends Change_Handler {
 
 	/** @var array<int,array> Term snapshots before edit/delete. */
 	private $terms_before = array();
+
+	/**
+	 * Counts before the request's first recount of each term, by term taxonomy id.
+	 *
+	 * @var array<int,array{term_id:int,taxonomy:string,count:int}>
+	 */
+	private $counts_before = array();
 
 	/**
 	 * Constructor.
@@ -36,6 +44,70 @@ class Term_Changes extends Change_Handler {
 		add_action( 'created_term', array( $this, 'on_term_created' ), 10, 3 );
 		add_action( 'edited_term', array( $this, 'on_term_edited' ), 10, 3 );
 		add_action( 'delete_term', array( $this, 'on_term_deleted' ), 10, 3 );
+		// Every recount (`_update_post_term_count`, `_update_generic_term_count`, and term edits)
+		// runs between these two, per term: the count is read before the first one.
+		add_action( 'edit_term_taxonomy', array( $this, 'on_count_before' ), 1, 2 );
+	}
+
+	/**
+	 * Action `edit_term_taxonomy`: remember the term's count before the request first writes it;
+	 * the counts are compared once, at the end of the request.
+	 *
+	 * @param int    $tt_id    Term taxonomy id.
+	 * @param string $taxonomy Taxonomy.
+	 */
+	public function on_count_before( mixed $tt_id, mixed $taxonomy = '' ): void {
+		$tt_id = (int) $tt_id;
+		if ( isset( $this->counts_before[ $tt_id ] ) || ! self::shows_counts( (string) $taxonomy ) ) {
+			return;
+		}
+		global $wpdb;
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT term_id, count FROM {$wpdb->term_taxonomy} WHERE term_taxonomy_id = %d", $tt_id ) );
+		if ( ! $row ) {
+			return;
+		}
+		if ( array() === $this->counts_before ) {
+			$this->queue->defer( array( $this, 'push_count_changes' ) );
+		}
+		$this->counts_before[ $tt_id ] = array(
+			'term_id'  => (int) $row->term_id,
+			'taxonomy' => (string) $taxonomy,
+			'count'    => (int) $row->count,
+		);
+	}
+
+	/**
+	 * Whether a taxonomy's counts show anywhere public: on its terms' pages or in the REST API.
+	 */
+	private static function shows_counts( string $taxonomy ): bool {
+		return 'nav_menu' !== $taxonomy && taxonomy_exists( $taxonomy ) && ( is_taxonomy_viewable( $taxonomy ) || (bool) get_taxonomy( $taxonomy )->show_in_rest );
+	}
+
+	/**
+	 * End of the request: the counts now, in one query per thousand terms, against those before.
+	 */
+	public function push_count_changes(): void {
+		global $wpdb;
+		$before              = $this->counts_before;
+		$this->counts_before = array();
+		$now                 = array();
+		foreach ( array_chunk( array_keys( $before ), 1000 ) as $ids ) {
+			$in = implode( ',', array_map( 'intval', $ids ) );
+			foreach ( (array) $wpdb->get_results( "SELECT term_taxonomy_id, count FROM {$wpdb->term_taxonomy} WHERE term_taxonomy_id IN ({$in})" ) as $row ) {
+				$now[ (int) $row->term_taxonomy_id ] = (int) $row->count;
+			}
+		}
+		$changes = array();
+		foreach ( $before as $tt_id => $term ) {
+			$changes[] = array(
+				'term_id'  => $term['term_id'],
+				'taxonomy' => $term['taxonomy'],
+				'base'     => Rest_Bases::of_taxonomy( $term['taxonomy'] ),
+				'before'   => $term['count'],
+				'after'    => $now[ $tt_id ] ?? 0, // Deleted since.
+			);
+		}
+		$this->queue( Term_Count_Policy::invalidation( $this->scheme(), $changes ) );
 	}
 
 	/**
@@ -71,6 +143,7 @@ class Term_Changes extends Change_Handler {
 		$this->queue(
 			( new Invalidation() )
 				->tags( $this->scheme()->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ), true )
+				->tags( array( $this->scheme()->term_list( $taxonomy ) ), true ) // Lists showing empty terms.
 				->prefixes( is_string( $link ) ? array( $link ) : array() ) // Its archive's cached 404 and empty feed.
 				->reason( sprintf( 'term %d created', $term_id ) )
 		);
@@ -131,7 +204,7 @@ class Term_Changes extends Change_Handler {
 		$before = $this->terms_before[ $term_id ] ?? array( 'link' => '' );
 		$this->queue(
 			( new Invalidation() )
-				->tags( array_merge( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ) ), $s->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ) ) )
+				->tags( array_merge( array( $s->term( $term_id ), $s->term_slug( $term_id ), $s->term_listing( $term_id ), $s->rest_term( $term_id ), $s->term_list( $taxonomy ) ), $s->rest_lists( Rest_Bases::of_taxonomy( $taxonomy ) ) ) )
 				->prefixes( '' !== $before['link'] ? array( $before['link'] ) : array() )
 				->reason( sprintf( 'term %d deleted', $term_id ) )
 		);
