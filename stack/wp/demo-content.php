@@ -56,6 +56,17 @@ for ($i = 1; $i <= $count; $i++) {
 }
 wp_defer_term_counting(false);
 wp_defer_comment_counting(false);
+// A page printing term counts (the Categories block with counts, a tag cloud with counts), as
+// many sidebars do: a post joining or leaving a term changes it (the audit checks it).
+$topics = wp_insert_post([
+    'post_type' => 'page',
+    'post_title' => 'Topics',
+    'post_name' => 'topics',
+    'post_status' => 'publish',
+    'post_author' => $author,
+    'post_content' => "<!-- wp:categories {\"showPostCounts\":true} /-->\n\n<!-- wp:tag-cloud {\"showTagCounts\":true} /-->\n",
+], true);
+if (is_wp_error($topics)) { fwrite(STDERR, $topics->get_error_message() . "\n"); exit(1); }
 // The install's "Hello world!" and sample page stay: they are ordinary content too.
 update_option('stack_demo_content', $count);
 echo "wordpress: created $count demo posts\n";
