@@ -104,11 +104,29 @@ class PostChangePolicyTest extends \PHPUnit\Framework\TestCase {
 		foreach ( array( 'ns-home', 'ns-pta-post', 'ns-tl-1', 'ns-ul-2', 'ns-date-2026', 'ns-date-202603', 'ns-date-20260304', 'ns-search', 'ns-r-c-posts', 'ns-nb-6', 'ns-nb-8', 'ns-lastmod' ) as $key ) {
 			$this->assertContains( $key, $this->soft( $inv ), $key );
 		}
-		$this->assertNotContains( 'ns-r-c-users', $this->soft( $inv ), 'the author had public posts already' );
+	}
 
-		$this->facts->sole_authors = array( 2 );
-		$first                     = $this->policy->invalidation( $this->post( array( 'status' => 'draft' ) ), $this->post() );
-		$this->assertContains( 'ns-r-c-users', $this->soft( $first ), 'an author\'s first public post' );
+	public function test_authors_joining_or_leaving_the_users_list_are_decided_from_all_of_a_requests_changes(): void {
+		$draft = fn( int $id, int $author ): array => $this->post( array( 'id' => $id, 'author' => $author, 'status' => 'draft' ) );
+		$pub   = fn( int $id, int $author ): array => $this->post( array( 'id' => $id, 'author' => $author ) );
+		// An import: 500 posts of a new author published in one request (500 now, none before).
+		$this->facts->public_posts = array( 3 => 500 );
+		$import                    = array_map( fn( int $i ): array => array( null, $pub( $i, 3 ) ), range( 1, 500 ) );
+		$inv                       = $this->policy->authors_changed( $import );
+		$this->assertSame( array( 'ns-r-c-users' ), $this->soft( $inv ) );
+		$this->assertSame( array(), $this->hard( $inv ) );
+		// A bulk edit moving 20 posts from author 2 (who keeps 5) to author 3 (who had none).
+		$this->facts->public_posts = array( 2 => 5, 3 => 20 );
+		$moved                     = array_map( fn( int $i ): array => array( $pub( $i, 2 ), $pub( $i, 3 ) ), range( 1, 20 ) );
+		$this->assertSame( array( 'ns-r-c-users' ), $this->soft( $this->policy->authors_changed( $moved ) ) );
+		// 100 trashed: author 3 has none left, so the list and their own REST item change (hard).
+		$this->facts->public_posts = array( 3 => 0 );
+		$trashed                   = array_map( fn( int $i ): array => array( $pub( $i, 3 ), $draft( $i, 3 ) ), range( 1, 100 ) );
+		$gone                      = $this->policy->authors_changed( $trashed );
+		$this->assertSame( array( 'ns-r-c-users', 'ns-r-u-3' ), $this->hard( $gone ) );
+		// Authors who had public posts before and still have: nothing.
+		$this->facts->public_posts = array( 2 => 4, 3 => 27 );
+		$this->assertSame( array(), array_merge( $this->soft( $this->policy->authors_changed( $moved ) ), $this->hard( $this->policy->authors_changed( $trashed ) ) ) );
 	}
 
 	public function test_unpublishing_purges_everything_that_showed_it_hard(): void {
@@ -202,7 +220,8 @@ class Table_Post_Facts implements Post_Facts {
 	public array $hierarchical = array();
 	public array $listed       = array( 'post' );
 	public array $neighbors    = array();
-	public array $sole_authors = array();
+	/** @var array<int,int> author => public posts now */
+	public array $public_posts = array();
 
 	public function is_viewable( string $type ): bool {
 		return in_array( $type, $this->viewable, true );
@@ -228,8 +247,8 @@ class Table_Post_Facts implements Post_Facts {
 		return $this->neighbors;
 	}
 
-	public function has_at_most_one_public_post( int $author ): bool {
-		return in_array( $author, $this->sole_authors, true );
+	public function public_post_count( int $author ): int {
+		return $this->public_posts[ $author ] ?? 0;
 	}
 
 	public function front_urls(): array {

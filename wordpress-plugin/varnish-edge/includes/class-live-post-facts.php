@@ -72,11 +72,11 @@ class Live_Post_Facts implements Post_Facts {
 	}
 
 	/**
-	 * Whether an author has at most one public post (of the types the REST API shows) now.
+	 * How many public posts (of the types the REST API shows) the user is the author of.
 	 */
-	public function has_at_most_one_public_post( int $author ): bool {
+	public function public_post_count( int $author ): int {
 		$types = array_values( get_post_types( array( 'show_in_rest' => true ) ) );
-		return (int) count_user_posts( $author, $types, true ) <= 1;
+		return (int) count_user_posts( $author, $types, true );
 	}
 
 	/**

@@ -180,7 +180,6 @@ class Post_Change_Policy {
 		}
 		if ( $has( array( 'author' ) ) ) {
 			$inv->tags( array( $s->author_listing( (int) $before['author'] ), $s->author_listing( (int) $after['author'] ) ), true );
-			$inv->tags( $this->users_list_keys( array( $before['author'], $after['author'] ) ), true );
 		}
 		if ( $has( array( 'date' ) ) ) {
 			// Position in every listing and the date archives change.
@@ -227,7 +226,6 @@ class Post_Change_Policy {
 	private function published( Invalidation $inv, array $after ): Invalidation {
 		$id = (int) $after['id'];
 		$inv->reason( sprintf( 'post %d published', $id ) );
-		$inv->tags( $this->users_list_keys( array( $after['author'] ) ), true );
 		$inv->tags( array( $this->scheme->post( $id ), $this->scheme->rest_post( $id ) ) )->urls( array( $after['url'] ) ); // Drops a 404 cached at the new URL.
 		$inv->tags( array_merge( $this->listing_keys( $after ), $this->neighbor_keys( $after ) ), true );
 		return $this->refresh_pages( $inv, (string) $after['url'], $after );
@@ -247,7 +245,6 @@ class Post_Change_Policy {
 		$inv->tags( array( $s->post( $id ), $s->rest_post( $id ), $s->post_listed( $id ), $s->post_linked( $id ), $s->post_feed( $id ), $s->post_author( $id ), $s->post_terms( $id ), $s->comments( $id ) ) );
 		$inv->urls( array( $before['url'] ) );
 		$inv->tags( array_merge( $this->listing_keys( $before ), $this->neighbor_keys( $before ) ) );
-		$inv->tags( $this->users_list_keys( array( $before['author'] ) ) );
 		return $this->refresh_pages( $inv, '', $before ); // Its own URL must 404 now, not be cached again.
 	}
 
@@ -350,19 +347,43 @@ class Post_Change_Policy {
 	}
 
 	/**
-	 * The REST users list shows the authors of public posts: an author with at most one public
-	 * post now (their first just published, or their last just gone) joined or left it.
+	 * The REST users list shows the authors of public posts, and a user's REST item answers
+	 * anonymous readers only while they have one: what a request's post changes do to that. An
+	 * author whose public posts went from none to some joined the list (soft); one whose went to
+	 * none left it and their item is gone (hard). Decided once per request from all its changes
+	 * (a bulk action moves hundreds of posts at once): the count before is the count now less
+	 * what the changes added.
 	 *
-	 * @param array<int,int|string> $authors User ids.
-	 * @return string[]
+	 * @param array<int,array{0:array<string,mixed>|null,1:array<string,mixed>|null}> $changes Snapshots before and after, per post.
 	 */
-	private function users_list_keys( array $authors ): array {
-		foreach ( array_unique( array_map( 'intval', $authors ) ) as $author ) {
-			if ( $author > 0 && $this->facts->has_at_most_one_public_post( $author ) ) {
-				return array( $this->scheme->rest_collection( 'users' ) );
+	public function authors_changed( array $changes ): Invalidation {
+		$delta = array();
+		foreach ( $changes as list( $before, $after ) ) {
+			if ( null !== $before && $this->is_public( $before ) ) {
+				$delta[ (int) $before['author'] ] = ( $delta[ (int) $before['author'] ] ?? 0 ) - 1;
+			}
+			if ( null !== $after && $this->is_public( $after ) ) {
+				$delta[ (int) $after['author'] ] = ( $delta[ (int) $after['author'] ] ?? 0 ) + 1;
 			}
 		}
-		return array();
+		$inv = new Invalidation();
+		foreach ( $delta as $author => $added ) {
+			if ( $author <= 0 || 0 === $added ) {
+				continue;
+			}
+			$now = $this->facts->public_post_count( $author );
+			$was = $now - $added;
+			if ( ( $was > 0 ) === ( $now > 0 ) ) {
+				continue;
+			}
+			if ( $now > 0 ) {
+				$inv->tags( array( $this->scheme->rest_collection( 'users' ) ), true );
+			} else {
+				$inv->reason( sprintf( 'user %d has no public post left', $author ) );
+				$inv->tags( array( $this->scheme->rest_collection( 'users' ), $this->scheme->rest_user( $author ) ) );
+			}
+		}
+		return $inv;
 	}
 
 	/**

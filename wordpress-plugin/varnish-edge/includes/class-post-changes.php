@@ -297,12 +297,15 @@ class Post_Changes extends Change_Handler {
 	private function push_changes(): void {
 		$policy = new Post_Change_Policy( $this->scheme(), new Live_Post_Facts() );
 		$inv    = new Invalidation();
+		$pairs  = array();
 		foreach ( $this->before as $id => $before ) {
-			$post  = isset( $this->deleted[ $id ] ) ? null : get_post( $id );
-			$after = $post ? Post_Snapshot::of( $post ) : null;
-			$type  = $before['type'] ?? ( $post ? $post->post_type : '' );
+			$post    = isset( $this->deleted[ $id ] ) ? null : get_post( $id );
+			$after   = $post ? Post_Snapshot::of( $post ) : null;
+			$type    = $before['type'] ?? ( $post ? $post->post_type : '' );
+			$pairs[] = array( $before, $after );
 			$inv->merge( $policy->post_changed( (int) $id, (string) $type, $before, $after ) );
 		}
+		$inv->merge( $policy->authors_changed( $pairs ) );
 		foreach ( $this->meta_changed as $id => $keys ) {
 			$inv->merge( $this->meta_invalidation( (int) $id, array_map( 'strval', array_keys( $keys ) ), array_key_exists( $id, $this->before ) ) );
 		}

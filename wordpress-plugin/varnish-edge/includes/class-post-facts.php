@@ -48,10 +48,9 @@ interface Post_Facts {
 	public function neighbors( array $state ): array;
 
 	/**
-	 * Whether an author has at most one public post now: the REST users list shows authors of
-	 * public posts, so their first just published or their last just gone changes it.
+	 * How many public posts (of the types the REST API shows) the user is the author of.
 	 */
-	public function has_at_most_one_public_post( int $author ): bool;
+	public function public_post_count( int $author ): int;
 
 	/**
 	 * The site's front pages: the home page, then the posts page when the front is a static page.
