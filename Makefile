@@ -16,6 +16,7 @@ help:
 	@echo "make bench        origin vs NGINX microcache vs Varnish: k6, wrk and ab -k (docs/benchmarks.md; figures in .results/bench/)"
 	@echo "make bench-profile  perf profile of both microcaches on one hot URL (needs linux-perf)"
 	@echo "make bench-freshness  time-to-fresh after post edits and site-wide changes, readers' p99, refresh on/off (.results/bench/freshness.json)"
+	@echo "make bench-cache-size  edit → fresh and Varnish CPU per edit with 1k, 10k and 100k pages cached, and a bulk action (.results/bench/cache-size.json)"
 	@echo "make bench-purger the purger's throughput, latency and fan-out (purger/README.md; .results/purger/results.json)"
 	@echo "make publish-results  copy the latest figures from .results/ to the tracked files, regenerate docs and chart"
 
@@ -82,6 +83,13 @@ bench-profile: deps
 .PHONY: bench-freshness
 bench-freshness: deps
 	@bench/freshness.sh
+
+# make bench-cache-size: does an edit cost the same on a big cache? Varnish with the shipped VCL,
+# Redis and the purger before a synthetic origin, 1k/10k/100k pages (bench/cache-size.sh; one to
+# two minutes; .results/bench/cache-size.json).
+.PHONY: bench-cache-size
+bench-cache-size: deps
+	@bench/cache-size.sh
 
 # make bench-purger: ingest → Redis → worker → 2 varnishd throughput and latency (purger/README.md;
 # .results/purger/results.json).

@@ -120,6 +120,71 @@ def freshness_rows():
     return rows
 
 
+def cache_size_rows():
+    d = load("bench/cache-size.json")
+    if d is None:
+        return [missing("one edit with 1k / 10k / 100k pages cached: edit → fresh, Varnish CPU", "make bench-cache-size")]
+    sizes, setup, r = d["sizes"], d["setup"], get(d, "target.ratios") or {}
+    label = " / ".join(kilo(s["pages"]) for s in sizes)
+    verdict = f"{'met' if get(d, 'target.met') else '**not met**'}: largest ÷ smallest p50 {render(r.get('edit_fresh_p50'))}×, CPU {render(r.get('varnish_cpu_per_edit'))}×"
+    bulk = [s["bulk"] for s in sizes]
+    return [
+        (f"a post edit ({setup['keys_per_edit']} keys hard-purged, {setup['refresh_pages_per_edit']} pages refreshed) with {label} pages cached: "
+         "edit → fresh at the edge p50; Varnish CPU per edit",
+         f"p50 {' / '.join(n(get(s, 'edits.fresh_ms.p50')) for s in sizes)} ms; "
+         f"CPU {' / '.join(n(get(s, 'edits.varnish_cpu_ms_per_edit'), 1) for s in sizes)} ms (target ≤ 2× {verdict})",
+         "`make bench-cache-size`", when(d)),
+        (f"a bulk action ({n(setup['bulk_keys'])} keys, {n(setup['bulk_key_bytes'])} bytes, one event) with {label} pages cached: edit → fresh; Varnish CPU",
+         f"{' / '.join('stalled' if b['stalled'] else n(b['fresh_ms']) for b in bulk)}{'' if all(b['stalled'] for b in bulk) else ' ms'}; "
+         f"CPU {' / '.join(n(b['varnish_cpu_ms']) for b in bulk)} ms", "`make bench-cache-size`", when(d)),
+    ]
+
+
+def kilo(x):
+    return f"{x // 1000:,}k" if x >= 1000 and x % 1000 == 0 else n(x)
+
+
+def cache_size_table(rel, title):
+    """One run of make bench-cache-size: a row per cache size, then the target's ratios."""
+    d = load(rel)
+    load_avg = lambda key: " ".join(str(x) for x in get(d, key, []))
+    out = [f"{title} ({rel}; {when(d)}; hard key purge with refresh: {d['setup']['invalidation']}; {d['varnish']}; "
+           f"load average {load_avg('machine.loadavg_at_start')} at the start, {load_avg('machine.loadavg')} at the end):", "",
+           "| pages cached | objects | edit → fresh p50 / p90 / max | Varnish CPU per edit | bans added (most at once) | ban tests per edit "
+           "| ban lurker still busy a second after the last edit | objects purged per edit (the node's count) | bulk action → fresh | its Varnish CPU |",
+           "|---:|---:|---|---:|---|---:|---:|---:|---|---:|"]
+    for s in d["sizes"]:
+        e, b, fresh = s["edits"], s["bulk"], s["edits"]["fresh_ms"]
+        timeouts = f" ({e['timeouts']} not fresh in {n(b['limit_ms'])} ms)" if e["timeouts"] else ""
+        purged = "by bans (not counted)" if e["bans_added"] else n(get(e, "objects_invalidated_per_edit.p50"))
+        repeats = f" (median of {b['repeats']})" if b.get("repeats", 1) > 1 else ""
+        answer = (b.get("node_answer") or "").replace("answered ", "")
+        bulk = (f"**stalled**: not fresh in {n(b['limit_ms'])} ms{f' (Varnish answered `{answer}`)' if answer else ''}"
+                if b["stalled"] else f"{n(b['fresh_ms'])} ms{repeats}")
+        out.append(f"| {n(s['pages'])} | {n(s['n_object'])} | {n(fresh['p50'])} / {n(fresh['p90'])} / {n(fresh['max'])} ms{timeouts} | "
+                   f"**{n(e['varnish_cpu_ms_per_edit'], 1)} ms** | {n(e['bans_added'])} ({n(e['bans_max'])}) | {n(e['ban_tests_per_edit'])} | "
+                   f"{n(e.get('lurker_busy_s_after'), 1)} s | "
+                   f"{purged} | {bulk} | {n(b['varnish_cpu_ms'])} ms |")
+    r = get(d, "target.ratios") or {}
+    ratio = lambda k: "–" if r.get(k) is None else f"{render(r[k])}×"
+    a, z = d["sizes"][0], d["sizes"][-1]
+    slope = round((z["edits"]["varnish_cpu_ms_per_edit"] - a["edits"]["varnish_cpu_ms_per_edit"]) * 1000 / max(z["n_object"] - a["n_object"], 1), 2) + 0.0
+    out += ["", f"Varnish CPU per edit, from the smallest cache to the largest: {slope:+.2f} µs per cached object."]
+    out += ["", f"Target, {get(d, 'target.rule')}: edit → fresh p50 {ratio('edit_fresh_p50')}, p90 {ratio('edit_fresh_p90')}, "
+            f"Varnish CPU per edit {ratio('varnish_cpu_per_edit')}, bulk action → fresh {ratio('bulk_fresh')}, its CPU {ratio('bulk_varnish_cpu')}: "
+            f"**{'met' if get(d, 'target.met') else 'not met'}**."]
+    return "\n".join(out)
+
+
+def cache_size_text():
+    if load("bench/cache-size.json") is None:
+        return "No published run yet: run `make bench-cache-size`, then `make publish-results`."
+    out = [cache_size_table("bench/cache-size.json", "Last `make bench-cache-size`")]
+    if load("bench/cache-size-before.json") is not None:
+        out += ["", cache_size_table("bench/cache-size-before.json", "Before: the same bench against the tree where a hard key purge with refresh was a ban")]
+    return "\n".join(out)
+
+
 def purger_rows():
     d = load("purger/bench/results.json")
     if d is None:
@@ -342,7 +407,7 @@ def purger_wait_table():
 
 
 def readme_table():
-    rows = e2e_rows() + freshness_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
+    rows = e2e_rows() + freshness_rows() + cache_size_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
     out = ["| what | figure | script | measured |", "|---|---|---|---|"]
     out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     return "\n".join(out)
@@ -352,6 +417,7 @@ def readme_table():
 # <!-- figures:NAME:end --> (README's is figures:readme).
 BLOCKS = [
     ("README.md", "readme", readme_table),
+    ("docs/benchmarks.md", "cache-size", cache_size_text),
     ("docs/reliability.md", "chaos", lambda: results_table("reliability/results/chaos.json", "make chaos", "fault")),
     ("docs/reliability.md", "quick", lambda: results_table("reliability/results/quick.json", "make test-reliability", "check")),
     ("docs/reliability.md", "soak", soak_text),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make publish-results: the one step that changes tracked files with measured figures. Runs write
-# only under .results/ (gitignored): make bench, bench-freshness, chaos, soak and bench-purger
+# only under .results/ (gitignored): make bench, bench-freshness, bench-cache-size, chaos, soak and bench-purger
 # leave the tree as it was. This copies the latest result of each kind present there to its
 # published place (the e2e suite's screenshot of the editor's live notice too, for the README),
 # then regenerates what is generated from bench/results.json: bench/chart.svg,
@@ -15,6 +15,8 @@ cd "$(dirname "$0")/.." || exit 1
 published=(
   "bench/results.json         bench/results.json                make bench"
   "bench/freshness.json       bench/freshness.json              make bench-freshness"
+  "bench/cache-size.json      bench/cache-size.json             make bench-cache-size"
+  "bench/cache-size-before.json bench/cache-size-before.json    make bench-cache-size (on the tree before xkey.purge, kept by hand)"
   "reliability/chaos.json     reliability/results/chaos.json    make chaos"
   "reliability/soak.json      reliability/results/soak.json     make soak"
   "purger/results.json        purger/bench/results.json         make bench-purger"
