@@ -4,7 +4,8 @@
 # walk (testkit wp_admin_walk: Media Library, uploads, block editor) and the block editor's live
 # notice after an edit, with Varnish up, stopped and started again (testkit editor_live; its
 # screenshots in .results/e2e/, make publish-results copies editor-live.png to docs/img/), then the
-# walk again without underscore.min.js; tears the stack down even on failure (its logs are printed
+# walk again without underscore.min.js, then every bulk action in one request each
+# (stack/e2e/bulk-actions.test.mjs); tears the stack down even on failure (its logs are printed
 # when something failed). Then stack/e2e/site-check.test.mjs, which starts broken stacks of its
 # own, and stack/e2e/core-refresh.test.mjs (a newer packaged core copied in, wp-content kept, the
 # database upgraded). WP_SOURCE picks the WordPress tree both use (default Debian's 6.1;
@@ -47,6 +48,13 @@ out=$(wp_admin_walk e2e-broken "http://$SITE_HOST") || [[ $out != *underscore.mi
 ((broken)) && echo "$out" | tail -n 5
 report "the walk fails on underscore.min.js when it is missing" $broken
 mv "$STACK_DIR/underscore.min.js" "$WP_DIR/wp-includes/js/underscore.min.js"
+# Every bulk action WordPress offers (Trash, Restore, Delete Permanently, Bulk Edit on 20, 100 and
+# 500 posts, Empty Trash, deleting a user with 500 posts, 50 tags, an import), each in one request,
+# leaves nothing stale and the pipeline moving; the 20-post trash in Chromium. Figures in
+# .results/e2e/bulk-actions.json, screenshots beside them.
+echo "e2e: bulk actions (stack/e2e/bulk-actions.test.mjs)"
+browser_kit && timeout 1200 node --test-reporter=spec stack/e2e/bulk-actions.test.mjs
+report "stack/e2e/bulk-actions.test.mjs" $?
 rc=$REPORT_FAILED
 teardown
 trap - EXIT
