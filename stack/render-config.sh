@@ -65,6 +65,8 @@ http {
   uwsgi_temp_path $STACK_DIR/tmp/nginx-uwsgi;
   scgi_temp_path $STACK_DIR/tmp/nginx-scgi;
   client_max_body_size 32m;
+  # wp-admin's Posts screen sends a bulk action on 999 posts as one GET (~17 KB of post[]=...).
+  large_client_header_buffers 4 32k;
   server_tokens off;
   sendfile on;
   server {
