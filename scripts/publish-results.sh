@@ -22,6 +22,7 @@ published=(
   "purger/results.json        purger/bench/results.json         make bench-purger"
   "purger/wait-latency.json   purger/bench/wait-latency.json    npm run bench:wait (purger/)"
   "e2e.json                   stack/e2e/results.json            make test-e2e"
+  "e2e/bulk-actions.json      stack/e2e/bulk-actions.json       make test-e2e"
   "reliability/quick.json     reliability/results/quick.json    make test-reliability"
   "e2e/editor-live.png        docs/img/editor-live.png          make test-e2e"
 )

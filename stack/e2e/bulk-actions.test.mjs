@@ -434,7 +434,7 @@ function writeResults() {
     // What a README table needs to say about each column.
     fields: {
       posts: 'posts the one request changed', via: 'how it was made: chromium (Posts screen), http (the request wp-admin makes), php (one CLI run)',
-      method: 'GET as the Posts screen submits it; POST past an 8 KB request line (Varnish and nginx refuse it)', actionMs: 'until WordPress answered',
+      method: 'GET as the Posts screen submits it; POST past a 32 KB request line (the limit the stacks set)', actionMs: 'until WordPress answered',
       appliedMs: 'answer to every event the request made applied on every node (receipts)',
       settleMs: 'answer to the outbox empty, receipts applied and the backlog gauge 0 twice 1.2 s apart (the check\'s own wait)', events: 'events the request committed',
       'renders.pipeline': 'pages, feeds and REST responses nginx rendered from the action until Varnish was quiet (the purger\'s refreshes)',
