@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Stale-page audit: fetches every page of a WordPress site twice, through the cache (Varnish)
 // and straight from the origin, and reports each page whose content differs once per-request
-// noise (nonces, cache headers) is removed. A page that differs and is still different after a
-// short recheck is STALE; one that differed only on the first look was served from grace once
-// (a soft purge working as designed) and is reported separately.
+// noise (nonces, cache headers) is removed. A page that differs is checked again every
+// --recheck-ms until it matches or --recheck-limit-ms passed: still different then, it is STALE;
+// one that matched on a recheck was served from grace while it refreshed (a soft purge working as
+// designed: on a busy origin the refresh can take seconds) and is reported separately.
 //
 //   node stack/audit/audit.mjs --site http://localhost:8080 --origin http://127.0.0.1:8081
 //       [--edge http://127.0.0.1:8080] [--urls FILE] [--max-urls 2000] [--concurrency 4]
-//       [--recheck-ms 1500] [--ignore REGEX]... [--origin-header "Name: value"]... [--json]
+//       [--recheck-ms 1500] [--recheck-limit-ms 15000] [--ignore REGEX]... [--origin-header "Name: value"]... [--json]
 //
 // --site   the public base URL: its host is sent as Host to both edge and origin
 // --edge   where to reach the cache (default: --site)
@@ -118,7 +119,7 @@ export async function discoverRestUrls(get, maxUrls = 500, itemsPerBase = 10) {
 /**
  * audit({site, edge, origin, paths, ...}) -> {checked, fresh, graced: [...], stale: [...], errors: [...]}
  */
-export async function audit({ edge, origin, host, paths, concurrency = 4, recheckMs = 1500, ignore = [], originHeaders = {}, log = () => {} }) {
+export async function audit({ edge, origin, host, paths, concurrency = 4, recheckMs = 1500, recheckLimitMs = 15000, ignore = [], originHeaders = {}, log = () => {} }) {
   const result = { checked: 0, fresh: 0, graced: [], stale: [], errors: [] };
   const queue = [...paths];
   const compare = async (p) => {
@@ -135,8 +136,11 @@ export async function audit({ edge, origin, host, paths, concurrency = 4, rechec
         result.checked++;
         if (r.same) { result.fresh++; continue; }
         const first = r;
-        await sleep(recheckMs);
-        r = await compare(p);
+        const until = Date.now() + recheckLimitMs;
+        do {
+          await sleep(recheckMs);
+          r = await compare(p);
+        } while (!r.same && Date.now() < until);
         if (r.same) {
           result.graced.push({ path: p, edgeCache: first.e.headers['x-cache'] || '' });
         } else {
@@ -165,7 +169,7 @@ function firstDifference(a, b) {
 }
 
 function parseArgs(argv) {
-  const o = { ignore: [], originHeaders: {}, urlsFiles: [], concurrency: 4, recheckMs: 1500, maxUrls: 2000 };
+  const o = { ignore: [], originHeaders: {}, urlsFiles: [], concurrency: 4, recheckMs: 1500, recheckLimitMs: 15000, maxUrls: 2000 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i], v = () => { if (i + 1 >= argv.length) throw new Error(`${a} needs a value`); return argv[++i]; };
     switch (a) {
@@ -176,6 +180,7 @@ function parseArgs(argv) {
       case '--max-urls': o.maxUrls = Number(v()); break;
       case '--concurrency': o.concurrency = Number(v()); break;
       case '--recheck-ms': o.recheckMs = Number(v()); break;
+      case '--recheck-limit-ms': o.recheckLimitMs = Number(v()); break;
       case '--ignore': o.ignore.push(new RegExp(v(), 'g')); break;
       case '--origin-header': { const [k, ...rest] = v().split(':'); o.originHeaders[k.trim()] = rest.join(':').trim(); break; }
       case '--json': o.json = true; break;
@@ -192,7 +197,7 @@ async function main() {
   if (o.help || !o.site || !o.origin) {
     console.error([
       'usage: audit.mjs --site URL --origin URL [--edge URL] [--urls FILE]... [--ignore REGEX]...',
-      '                 [--origin-header "Name: value"]... [--concurrency 4] [--recheck-ms 1500] [--max-urls 2000] [--json]',
+      '                 [--origin-header "Name: value"]... [--concurrency 4] [--recheck-ms 1500] [--recheck-limit-ms 15000] [--max-urls 2000] [--json]',
       '  --site    public base URL (its host is sent to edge and origin)',
       '  --edge    where to reach the cache (default: --site)',
       '  --origin  where to reach the web server behind the cache',
@@ -220,7 +225,7 @@ async function main() {
   }
   paths = [...new Set(paths)];
   log(`${paths.length} URLs of ${host}: edge ${edge} vs origin ${o.origin}`);
-  const r = await audit({ edge, origin: o.origin, host, paths, concurrency: o.concurrency, recheckMs: o.recheckMs, ignore: o.ignore, originHeaders: o.originHeaders, log });
+  const r = await audit({ edge, origin: o.origin, host, paths, concurrency: o.concurrency, recheckMs: o.recheckMs, recheckLimitMs: o.recheckLimitMs, ignore: o.ignore, originHeaders: o.originHeaders, log });
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   if (o.json) console.log(JSON.stringify({ host, ...r, seconds: Number(secs) }, null, 2));
   for (const s of r.stale) console.error(`\nSTALE ${s.path}\n${s.diff}`);

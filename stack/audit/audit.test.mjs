@@ -35,7 +35,10 @@ test('normalize removes nonces and timing comments, keeps content', () => {
 
 test('audit tells fresh, stale and served-stale-once pages apart, and compares status and redirects', async () => {
   let graceCalls = 0;
+  let slowCalls = 0;
   const edge = await serve({
+    // a refresh that takes a busy origin three rechecks: grace, not stale, within the limit
+    '/slow-grace/': () => ({ body: slowCalls++ < 3 ? '<p>old</p>' : '<p>new</p>' }),
     '/same/': { body: '<p>same</p>' },
     '/stale/': { body: '<p>old</p>' },
     '/grace/': () => ({ body: graceCalls++ === 0 ? '<p>old</p>' : '<p>new</p>' }),
@@ -46,13 +49,14 @@ test('audit tells fresh, stale and served-stale-once pages apart, and compares s
     '/same/': { body: '<p>same</p>' },
     '/stale/': { body: '<p>new</p>' },
     '/grace/': { body: '<p>new</p>' },
+    '/slow-grace/': { body: '<p>new</p>' },
     '/moved/': { status: 301, headers: { location: 'http://site.test/new-target/' } },
   });
   try {
-    const r = await audit({ edge: edge.base, origin: origin.base, host: 'site.test', paths: ['/same/', '/stale/', '/grace/', '/gone/', '/moved/'], recheckMs: 50 });
-    assert.equal(r.checked, 5);
+    const r = await audit({ edge: edge.base, origin: origin.base, host: 'site.test', paths: ['/same/', '/stale/', '/grace/', '/slow-grace/', '/gone/', '/moved/'], recheckMs: 50, recheckLimitMs: 300 });
+    assert.equal(r.checked, 6);
     assert.equal(r.fresh, 1);
-    assert.deepEqual(r.graced.map((g) => g.path), ['/grace/']);
+    assert.deepEqual(r.graced.map((g) => g.path).sort(), ['/grace/', '/slow-grace/']);
     assert.deepEqual(r.stale.map((s) => s.path).sort(), ['/gone/', '/moved/', '/stale/']);
     assert.equal(r.errors.length, 0);
     assert.ok(edge.seen.every((s) => s.host === 'site.test') && origin.seen.every((s) => s.host === 'site.test'), 'the site Host header goes to both');
@@ -91,11 +95,11 @@ test('the command exits 1 on a stale page and 0 when everything is fresh', async
   const edge = await serve({ '/': { body: 'old' }, '/wp-sitemap.xml': { status: 404 } });
   const origin = await serve({ '/': { body: 'new' }, '/wp-sitemap.xml': { status: 404 } });
   try {
-    const args = ['--site', 'http://site.test', '--edge', edge.base, '--origin', origin.base, '--recheck-ms', '50'];
+    const args = ['--site', 'http://site.test', '--edge', edge.base, '--origin', origin.base, '--recheck-ms', '50', '--recheck-limit-ms', '300'];
     await assert.rejects(run('node', [cli, ...args]), (e) => e.code === 1 && /1 STALE/.test(e.stdout));
     const same = await serve({ '/': { body: 'old' }, '/wp-sitemap.xml': { status: 404 } });
     try {
-      const { stdout } = await run('node', [cli, '--site', 'http://site.test', '--edge', edge.base, '--origin', same.base, '--recheck-ms', '50']);
+      const { stdout } = await run('node', [cli, '--site', 'http://site.test', '--edge', edge.base, '--origin', same.base, '--recheck-ms', '50', '--recheck-limit-ms', '300']);
       assert.match(stdout, /0 STALE/);
     } finally { same.close(); }
   } finally { edge.close(); origin.close(); }
