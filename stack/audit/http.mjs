@@ -5,7 +5,10 @@
 import http from 'node:http';
 import https from 'node:https';
 
-const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 8 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 8 }) };
+// An idle connection is closed after 4 s, before Varnish's timeout_idle (5 s) closes it: reusing
+// one the server is closing at that moment ends in "socket hang up" (seen on a busy machine).
+const pool = { keepAlive: true, maxSockets: 8, timeout: 4000 };
+const agents = { 'http:': new http.Agent(pool), 'https:': new https.Agent(pool) };
 
 /**
  * request(base, path, opts) -> {status, headers, body, ms}
