@@ -6,7 +6,8 @@
 //   - BENCH_CACHE_EDITS post edits (default 30), one after the other, each a signed event through
 //     the purger that hard-purges the 23 keys a post edit purges with 5 `refresh` pages: edit →
 //     fresh is from POST /v1/events to the start of the first read of the edited post through
-//     Varnish (gzip, as browsers ask) that shows the new version, polled every 5 ms;
+//     Varnish (gzip, as browsers ask) that shows the new version, polled every 5 ms, and the same
+//     for a client without gzip (curl, scripts, some bots: the page's plain copy), polled at once;
 //   - Varnish CPU per edit: utime + stime of the varnishd cache process over the edits and until
 //     its ban list is done (ban_lurker_age 0: the lurker tests bans at once, so their cost lands
 //     inside the phase), minus what the same process uses idle over as long, over the edits;
@@ -97,9 +98,10 @@ const event = (tags, refresh, reason) => ({ id: `cs-${process.pid}-${Date.now().
 const fillAgent = new http.Agent({ keepAlive: true, maxSockets: FILL_CONCURRENCY });
 const readAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
-function get(port, path, agent = readAgent, host = SITE) {
+/** `plain`: as a client without gzip (curl, scripts, some bots) asks: the page's plain copy. */
+function get(port, path, agent = readAgent, host = SITE, plain = false) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, agent, headers: { host, 'accept-encoding': 'gzip' } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, path, agent, headers: plain ? { host } : { host, 'accept-encoding': 'gzip' } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
@@ -185,7 +187,7 @@ async function main() {
     const invalidation = /sub mc_invalidate_purge_keys_keep_gen\b/.test(invalidateVcl) ? 'ban on obj.http.xkey (X-Purge-Keep-Gen, refresh before the purge)' : 'xkey.purge (refresh after the purge)';
     console.log(`cache-size: varnishd ${varnish.node} (cache process ${cacheProcess}), origin :${originPort}; hard key purge with refresh: ${invalidation}`);
 
-    const vget = (path, agent) => get(varnish.port, path, agent);
+    const vget = (path, agent, plain = false) => get(varnish.port, path, agent, SITE, plain);
     const listings = ['/', '/feed/', ...Array.from({ length: CATEGORIES }, (_, t) => `/category/c${t + 1}/`), ...Array.from({ length: AUTHORS }, (_, a) => `/author/a${a + 1}/`)];
     for (const p of listings) await vget(p);
 
@@ -214,11 +216,11 @@ async function main() {
       await until('the ban list done', () => { const s = stats(varnish.workdir); return s.bans === s.bans_completed || s.bans <= 1; }, DRAIN_LIMIT_MS, 100);
     }
 
-    async function freshAfter(path, version, since) {
+    async function freshAfter(path, version, since, plain = false) {
       let ms;
-      await until(`${path} fresh (v${version})`, async () => {
+      await until(`${path} fresh (v${version}${plain ? ', plain' : ''})`, async () => {
         const t = Date.now();
-        if (!(await vget(path)).body.includes(` v${version}</title>`)) return false;
+        if (!(await vget(path, readAgent, plain)).body.includes(` v${version}</title>`)) return false;
         ms = t - since;
         return true;
       }, FRESH_LIMIT_MS, POLL_MS);
@@ -313,6 +315,7 @@ async function main() {
 
       // the edits
       const fresh = [];
+      const freshPlain = [];
       const accepted = [];
       let timeouts = 0;
       let bansMax = before.bans;
@@ -324,6 +327,7 @@ async function main() {
         // readers of every page the edit purges: each edit finds the same objects cached at every
         // size, and the refresh fetches only pages read in the last minute
         for (const path of editPages(i)) await vget(path);
+        await vget(`/post-${i}/`, readAgent, true); // and a reader without gzip of the post itself
         const v = (await originCall(originPort, 'POST', `/__edit?posts=${i}`)).versions[i];
         const since = Date.now();
         const ev = event(editKeys(i), editRefresh(i), `post ${i} updated`);
@@ -331,11 +335,11 @@ async function main() {
         const r = await postEvents(purger.url, { site: SITE, events: [ev] }, { secret: TEST_SECRET });
         if (r.status !== 202) throw new Error(`POST /v1/events answered ${r.status}: ${r.body}`);
         accepted.push(Date.now() - since);
-        try {
-          fresh.push(await freshAfter(`/post-${i}/`, v, since));
-        } catch {
-          timeouts++;
-        }
+        // both kinds of client polled at once: each copy is refreshed (the plain one second)
+        const [g, p] = await Promise.allSettled([freshAfter(`/post-${i}/`, v, since), freshAfter(`/post-${i}/`, v, since, true)]);
+        if (g.status === 'fulfilled') fresh.push(g.value);
+        if (p.status === 'fulfilled') freshPlain.push(p.value);
+        if (g.status === 'rejected' || p.status === 'rejected') timeouts++;
         bansMax = Math.max(bansMax, stats(varnish.workdir).bans);
       }
       await sleep(1000); // the refreshes of the other pages land, the last ban is in
@@ -352,7 +356,7 @@ async function main() {
       for (const id of ids) receipts.push(await receipt(id));
       const f = summary(fresh);
       const edits = {
-        edits: EDITS, keys_per_edit: editKeys(editPosts[0]).length, fresh_ms: f, timeouts, accepted_ms: summary(accepted),
+        edits: EDITS, keys_per_edit: editKeys(editPosts[0]).length, fresh_ms: f, fresh_plain_ms: summary(freshPlain), timeouts, accepted_ms: summary(accepted),
         phase_s: round(phaseMs / 1000), lurker_busy_s_after: round(bansDoneMs / 1000),
         varnish_cpu_ms_per_edit: round(Math.max(0, cpuEdits - idle) / EDITS, 2), varnish_cpu_ms: round(cpuEdits), idle_cpu_ms: round(idle),
         bans_max: bansMax, bans_added: after.bans_added - before.bans_added, bans_at_end: after.bans,
@@ -362,7 +366,7 @@ async function main() {
         objects_invalidated_per_edit: summary(receipts.map((x) => x.invalidated ?? 0)),
         receipts_applied: receipts.filter((x) => x.state === 'applied').length,
       };
-      console.log(`cache-size: ${size}: edit → fresh p50 ${f.p50} ms, max ${f.max} ms; Varnish CPU ${edits.varnish_cpu_ms_per_edit} ms per edit; bans ≤ ${bansMax}`);
+      console.log(`cache-size: ${size}: edit → fresh p50 ${f.p50} ms, max ${f.max} ms (plain clients p50 ${edits.fresh_plain_ms.p50} ms, max ${edits.fresh_plain_ms.max} ms); Varnish CPU ${edits.varnish_cpu_ms_per_edit} ms per edit; bans ≤ ${bansMax}`);
 
       // the bulk action, BULK_REPEATS times (once if it stalls: the lane is stuck)
       const runs = [];

@@ -159,8 +159,9 @@ def cache_size_rows():
     bulk = [s["bulk"] for s in sizes]
     return [
         (f"a post edit ({setup['keys_per_edit']} keys hard-purged, {setup['refresh_pages_per_edit']} pages refreshed) with {label} pages cached: "
-         "edit → fresh at the edge p50; Varnish CPU per edit",
-         f"p50 {' / '.join(n(get(s, 'edits.fresh_ms.p50')) for s in sizes)} ms; "
+         "edit → fresh at the edge p50 (browsers; clients without gzip); Varnish CPU per edit",
+         f"p50 {' / '.join(n(get(s, 'edits.fresh_ms.p50')) for s in sizes)} ms"
+         f"{'' if get(sizes[0], 'edits.fresh_plain_ms') is None else f' (plain: ' + ' / '.join(n(get(s, 'edits.fresh_plain_ms.p50')) for s in sizes) + ' ms)'}; "
          f"CPU {' / '.join(n(get(s, 'edits.varnish_cpu_ms_per_edit'), 1) for s in sizes)} ms (target ≤ 2× {verdict})",
          "`make bench-cache-size`", when(d)),
         (f"a bulk action ({n(setup['bulk_keys'])} keys, {n(setup['bulk_key_bytes'])} bytes, one event) with {label} pages cached: edit → fresh; Varnish CPU",
@@ -179,7 +180,7 @@ def cache_size_table(rel, title):
     load_avg = lambda key: " ".join(str(x) for x in get(d, key, []))
     out = [f"{title} ({rel}; {when(d)}; hard key purge with refresh: {d['setup']['invalidation']}; {d['varnish']}; "
            f"load average {load_avg('machine.loadavg_at_start')} at the start, {load_avg('machine.loadavg')} at the end):", "",
-           "| pages cached | objects | edit → fresh p50 / p90 / max | Varnish CPU per edit | bans added (most at once) | ban tests per edit "
+           "| pages cached | objects | edit → fresh p50 / p90 / max (clients without gzip) | Varnish CPU per edit | bans added (most at once) | ban tests per edit "
            "| ban lurker still busy a second after the last edit | objects purged per edit (the node's count) | bulk action → fresh | its Varnish CPU |",
            "|---:|---:|---|---:|---|---:|---:|---:|---|---:|"]
     for s in d["sizes"]:
@@ -190,7 +191,9 @@ def cache_size_table(rel, title):
         answer = (b.get("node_answer") or "").replace("answered ", "")
         bulk = (f"**stalled**: not fresh in {n(b['limit_ms'])} ms{f' (Varnish answered `{answer}`)' if answer else ''}"
                 if b["stalled"] else f"{n(b['fresh_ms'])} ms{repeats}")
-        out.append(f"| {n(s['pages'])} | {n(s['n_object'])} | {n(fresh['p50'])} / {n(fresh['p90'])} / {n(fresh['max'])} ms{timeouts} | "
+        fp = e.get("fresh_plain_ms")
+        plain = f" ({n(fp['p50'])} / {n(fp['p90'])} / {n(fp['max'])} ms)" if fp else " (not measured)"
+        out.append(f"| {n(s['pages'])} | {n(s['n_object'])} | {n(fresh['p50'])} / {n(fresh['p90'])} / {n(fresh['max'])} ms{plain}{timeouts} | "
                    f"**{n(e['varnish_cpu_ms_per_edit'], 1)} ms** | {n(e['bans_added'])} ({n(e['bans_max'])}) | {n(e['ban_tests_per_edit'])} | "
                    f"{n(e.get('lurker_busy_s_after'), 1)} s | "
                    f"{purged} | {bulk} | {n(b['varnish_cpu_ms'])} ms |")
