@@ -536,9 +536,13 @@ await scenario('Delete 50 tags at once (Tags screen)', {
 /** Users → Delete: the confirmation screen, then its form with the chosen option. */
 async function deleteUser(name, user, option, reassignTo) {
   const listNonce = await screenNonce('/wp-admin/users.php');
-  const confirmNonce = await screenNonce(`/wp-admin/users.php?action=delete&user=${user.id}&_wpnonce=${listNonce}`);
+  const confirm = `/wp-admin/users.php?action=delete&user=${user.id}&_wpnonce=${listNonce}`;
+  const confirmNonce = await screenNonce(confirm);
+  // The fields the confirmation form has: one choice for all (WordPress 6.x) or one per user
+  // (delete_option[<id>], reassign_user[<id>]: WordPress 7).
+  const perUser = (await admin(confirm)).body.includes(`name="delete_option[${user.id}]"`) ? `[${user.id}]` : '';
   const form = new URLSearchParams([['_wpnonce', confirmNonce], ['_wp_http_referer', '/wp-admin/users.php'], ['users[]', String(user.id)],
-    ['delete_option', option], ...(reassignTo ? [['reassign_user', String(reassignTo.id)]] : []), ['action', 'dodelete'], ['submit', 'Confirm Deletion']]);
+    [`delete_option${perUser}`, option], ...(reassignTo ? [[`reassign_user${perUser}`, String(reassignTo.id)]] : []), ['action', 'dodelete'], ['submit', 'Confirm Deletion']]);
   const r = await submit('/wp-admin/users.php', form, { method: 'POST', token: token(name) });
   expectRedirect(r, `Delete user (${option})`, /update=del/);
   return { ...r, token: token(name) };
