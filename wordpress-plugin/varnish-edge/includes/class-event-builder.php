@@ -105,23 +105,12 @@ class Event_Builder {
 	 * @return array<int,string[]>
 	 */
 	public static function chunks( array $items ): array {
-		$chunks = array();
-		$chunk  = array();
-		$bytes  = 0;
-		foreach ( $items as $item ) {
-			$size = strlen( (string) wp_json_encode( $item, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE ) ) + 1;
-			if ( $chunk && ( count( $chunk ) >= self::MAX_ITEMS || $bytes + $size > self::MAX_EVENT_ITEM_BYTES ) ) {
-				$chunks[] = $chunk;
-				$chunk    = array();
-				$bytes    = 0;
-			}
-			$chunk[] = $item;
-			$bytes  += $size;
-		}
-		if ( $chunk ) {
-			$chunks[] = $chunk;
-		}
-		return $chunks;
+		return Size_Packer::pack(
+			$items,
+			self::MAX_ITEMS,
+			self::MAX_EVENT_ITEM_BYTES,
+			static fn( mixed $item ): int => strlen( (string) wp_json_encode( $item, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE ) ) + 1
+		);
 	}
 
 	/**

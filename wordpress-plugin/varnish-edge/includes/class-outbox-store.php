@@ -62,23 +62,8 @@ class Outbox_Store {
 	 * @return array<int,array<int,array<string,mixed>>>
 	 */
 	public static function sendable( array $events ): array {
-		$parts = array();
-		$part  = array();
-		$bytes = 2;
-		foreach ( array_values( $events ) as $event ) {
-			$size = strlen( self::encode( array( $event ) ) ) - 1;
-			if ( $part && ( count( $part ) >= self::EVENTS_PER_SEND || $bytes + $size > self::BYTES_PER_SEND ) ) {
-				$parts[] = $part;
-				$part    = array();
-				$bytes   = 2;
-			}
-			$part[] = $event;
-			$bytes += $size;
-		}
-		if ( $part ) {
-			$parts[] = $part;
-		}
-		return $parts;
+		// (each event costs its JSON and a comma; the brackets of the list, 2 bytes)
+		return Size_Packer::pack( $events, self::EVENTS_PER_SEND, self::BYTES_PER_SEND, static fn( mixed $event ): int => strlen( self::encode( array( $event ) ) ) - 1, 2 );
 	}
 
 	/**
