@@ -35,8 +35,10 @@ export const receiptsRoute: FastifyPluginAsyncTypebox<ReceiptsRouteOptions> = as
       let found: Awaited<ReturnType<typeof opts.log.receipts>>;
       let nodes: Awaited<ReturnType<typeof opts.log.liveNodes>>;
       try {
-        found = await opts.log.receipts(id, site);
+        // cursors first: a node's receipts and cursor are committed together, so receipts read
+        // after its cursor show every event the cursor passed (never a false "skipped")
         nodes = await opts.log.liveNodes(opts.liveNodeMaxAgeMs);
+        found = await opts.log.receipts(id, site);
       } catch {
         throw new HttpError(503, 'storage_unavailable', 'Redis is unreachable; try again later');
       }

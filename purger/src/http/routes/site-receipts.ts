@@ -34,7 +34,10 @@ export const siteReceiptsRoute: FastifyPluginAsyncTypebox<SiteReceiptsRouteOptio
       let nodes: Awaited<ReturnType<StreamLog['liveNodes']>>;
       let events: (StoredEvent | undefined)[];
       try {
-        [hashes, nodes] = await Promise.all([opts.log.siteReceipts(site, ids), opts.log.liveNodes(opts.liveNodeMaxAgeMs)]);
+        // cursors first: a node's receipts and cursor are committed together, so receipts read
+        // after its cursor show every event the cursor passed (never a false "skipped")
+        nodes = await opts.log.liveNodes(opts.liveNodeMaxAgeMs);
+        hashes = await opts.log.siteReceipts(site, ids);
         // the events (their time and reason) while the log holds them, in one round trip
         const needed = hashes.map((h) => (h && !h.e ? receiptStreamId(h) : undefined));
         const read = await opts.log.entries(needed.filter((s): s is string => s !== undefined));
