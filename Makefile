@@ -15,7 +15,8 @@ help:
 	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md; figures in .results/reliability/)"
 	@echo "make bench        origin vs NGINX microcache vs Varnish: k6, wrk and ab -k (docs/benchmarks.md; figures in .results/bench/)"
 	@echo "make bench-profile  perf profile of both microcaches on one hot URL (needs linux-perf)"
-	@echo "make bench-freshness  time-to-fresh after post edits and site-wide changes, readers' p99, refresh on/off (.results/bench/freshness.json)"
+	@echo "make bench-freshness  time-to-fresh after post edits and site-wide changes, by stage, readers' p99, refresh on/off (.results/bench/freshness.json;"
+	@echo "                      BENCH_CPU_HOGS=2: the same with two busy processes competing, freshness-loaded.json)"
 	@echo "make bench-cache-size  edit → fresh and Varnish CPU per edit with 1k, 10k and 100k pages cached, and a bulk action (.results/bench/cache-size.json)"
 	@echo "make bench-purger the purger's throughput, latency and fan-out (purger/README.md; .results/purger/results.json)"
 	@echo "make publish-results  copy the latest figures from .results/ to the tracked files, regenerate docs and chart"
@@ -79,7 +80,8 @@ bench-profile: deps
 
 # make bench-freshness: time-to-fresh after post edits and site-wide changes under read load, the
 # readers' p99 and waits on the origin, with the purger's refresh on and off, against a baseline of
-# readers alone (bench/freshness.sh; .results/bench/freshness.json).
+# readers alone, and each post edit's time by stage (bench/freshness.sh; .results/bench/freshness.json;
+# BENCH_CPU_HOGS=N: N busy processes compete for the CPUs, .results/bench/freshness-loaded.json).
 .PHONY: bench-freshness
 bench-freshness: deps
 	@bench/freshness.sh

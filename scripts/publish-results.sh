@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.." || exit 1
 published=(
   "bench/results.json         bench/results.json                make bench"
   "bench/freshness.json       bench/freshness.json              make bench-freshness"
+  "bench/freshness-loaded.json bench/freshness-loaded.json       make bench-freshness BENCH_CPU_HOGS=2"
   "bench/cache-size.json      bench/cache-size.json             make bench-cache-size"
   "bench/cache-size-before.json bench/cache-size-before.json    make bench-cache-size (on the tree before xkey.purge, kept by hand)"
   "reliability/chaos.json     reliability/results/chaos.json    make chaos"
