@@ -177,12 +177,15 @@ def stage_rows():
     rows = []
     for label, d in runs:
         st = get(d, "stages.stages_ms")
+        wide = "" if not d.get("cpu_hogs") else (
+            f"; site-wide changes ({d['sitewide_changes']} at {d['sitewide_rate']}/s) every page fresh p50 {n(get(d, 'sitewide.p50_ms'))} ms, "
+            f"{d['timeouts']} changes not fresh within {n(d.get('fresh_timeout_ms', 10000) / 1000)} s: the origin renders {n(get(d, 'origin_busy.renders_per_s'), 1)} pages/s at most under that load")
         parts = "; ".join(f"{k} {n(get(st, f'{k}.p50'))} / {n(get(st, f'{k}.p99'))}" for k in ("sending", "accepting", "applying", "refetched"))
         rows.append((f"a post edit → fresh by stage, machine {label}, purger refresh on: p50 / p99 ms per stage; the purger's and nodes' share (accepted → applied on every node); "
                      "the pipeline's (save answered → applied); edit → fresh",
                      f"{parts}; purger + nodes **{n(get(st, 'purger.p50'))} / {n(get(st, 'purger.p99'))} ms**; pipeline {n(get(st, 'pipeline.p50'))} / {n(get(st, 'pipeline.p99'))} ms; "
                      f"edit → fresh {n(get(st, 'edit_to_fresh.p50'))} / {n(get(st, 'edit_to_fresh.p99'))} ms"
-                     f"{'' if not get(d, 'refresh_off.stages.stages_ms.edit_to_fresh') else ' (refresh off: ' + n(get(d, 'refresh_off.stages.stages_ms.edit_to_fresh.p50')) + ' / ' + n(get(d, 'refresh_off.stages.stages_ms.edit_to_fresh.p99')) + ' ms)'}",
+                     f"{'' if not get(d, 'refresh_off.stages.stages_ms.edit_to_fresh') else ' (refresh off: ' + n(get(d, 'refresh_off.stages.stages_ms.edit_to_fresh.p50')) + ' / ' + n(get(d, 'refresh_off.stages.stages_ms.edit_to_fresh.p99')) + ' ms)'}{wide}",
                      "`make bench-freshness`" + (f" `BENCH_CPU_HOGS={d['cpu_hogs']}`" if d.get("cpu_hogs") else ""), when(d)))
     return rows
 
