@@ -28,6 +28,7 @@ import re
 import statistics
 import subprocess
 import sys
+from datetime import datetime
 
 STAGES = ("save", "sending", "accepting", "applying", "refetched")
 MSG = re.compile(r'msg=("(?:[^"\\]|\\.)*")')
@@ -72,8 +73,6 @@ def log_events(prefix, since_ms):
 
 def applied_at(prefix, events):
     """Per event: the time (ms) its last node applied it, None where a node has not."""
-    from datetime import datetime
-
     replies = redis(*[["HGETALL", f"{prefix}:evt:{e['site']}/{e['id']}"] for e in events])
     out = []
     for h in replies:

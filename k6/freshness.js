@@ -203,7 +203,7 @@ export function writers(data) {
     refetch.add(res.timings.duration);
     // EDIT_TIMES: each edit's clock times (ms), which bench/fresh-stages.py lines up with the
     // purger's log and receipts to break edit → fresh down by stage.
-    if (EDIT_TIMES) console.log(`freshness: edit ${JSON.stringify({ post: post.id, path, start, saved, fresh: saved + at })}`);
+    if (EDIT_TIMES) console.log(`freshness: edit ${JSON.stringify({ post: post.id, start, saved, fresh: saved + at })}`);
   });
   if (pending.length) {
     freshTimeouts.add(1);
