@@ -9,7 +9,7 @@
 # when something failed). Then stack/e2e/site-check.test.mjs, which starts broken stacks of its
 # own, and stack/e2e/core-refresh.test.mjs (a newer packaged core copied in, wp-content kept, the
 # database upgraded). WP_SOURCE picks the WordPress tree both use (default Debian's 6.1;
-# WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for 7.1), with its own default theme.
+# WP_SOURCE=$(scripts/fetch-wordpress.sh sid) for Debian sid's, 7.1 or later), with its own default theme.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source testkit/stack.sh

@@ -4,7 +4,7 @@
 # Each run starts its own servers on free loopback ports and removes them. PHPUnit reports the
 # tests and exits non-zero when one failed; the conformance harness prints what it covered. The WordPress tree is
 # $WP_SOURCE (default Debian 12's package, /usr/share/wordpress; another version:
-# WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) scripts/suites/plugin.sh).
+# WP_SOURCE=$(scripts/fetch-wordpress.sh sid) scripts/suites/plugin.sh for Debian sid's, 7.1 or later).
 set -uo pipefail
 cd "$(dirname "$0")/../../wordpress-plugin" || exit 1
 export WP_SOURCE=${WP_SOURCE:-/usr/share/wordpress}

@@ -5,7 +5,8 @@
 // wordpress-theme-<theme>; then the theme is installed and `make up` runs again; then the same
 // stack with a PHP fatal error and with its database stopped.
 // Run: node --test stack/e2e/site-check.test.mjs (scripts/suites/e2e.sh runs it);
-// WP_SOURCE=$(scripts/fetch-wordpress.sh 7.1) for another WordPress.
+// WP_SOURCE=$(scripts/fetch-wordpress.sh sid) for Debian sid's WordPress (7.1 or later), or
+// scripts/fetch-wordpress.sh VERSION for another.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
