@@ -3,10 +3,14 @@
 # entry in this repository (vcl/default.vcl, the native stack's, the tests', make bench's).
 #
 #   render-entry.sh --backend HOST:PORT --token-file PATH [--purgers "ADDR ..."] [--include PATH]...
+#                   [--probe-host HOST[:PORT]] [--probe-path PATH] [--probe-https]
 #       the origin HOST:PORT with its probe and unprobed twin, `acl purgers` (addresses or
 #       ADDR/BITS, space-separated; default "127.0.0.1 ::1"; "" admits no one), the purger's
 #       token read from PATH (the VCL refuses to load without a usable one), each --include
-#       before microcache.vcl.
+#       before microcache.vcl. The probe asks GET --probe-path (default /robots.txt) with
+#       Host: --probe-host (default localhost: the site's host for a stock WordPress, which
+#       redirects other hosts to its own) and, with --probe-https, X-Forwarded-Proto: https (a site
+#       whose home URL is https:// redirects plain HTTP).
 #   --minimal --backend HOST:PORT --include PATH...: the origin and the includes only, no
 #       microcache.vcl (make bench's reference, bench/minimal-varnish.vcl).
 #
@@ -16,24 +20,28 @@ here=$(cd "$(dirname "$0")" && pwd)
 template=$here/entry.vcl.in
 
 die() { printf 'render-entry: %s\n' "$*" >&2; exit 2; }
-usage() { die "usage: render-entry.sh --backend HOST:PORT --token-file PATH [--purgers \"ADDR ...\"] [--include PATH]... | --minimal --backend HOST:PORT [--include PATH]..."; }
+usage() { die "usage: render-entry.sh --backend HOST:PORT --token-file PATH [--purgers \"ADDR ...\"] [--include PATH]... [--probe-host HOST[:PORT]] [--probe-path PATH] [--probe-https] | --minimal --backend HOST:PORT [--include PATH]..."; }
 
 backend="" token="" minimal=0 purgers="127.0.0.1 ::1" purgers_set=0
+probe_host=localhost probe_path=/robots.txt probe_https=0
 includes=() shown=()
 while (($#)); do
   case $1 in
-    --backend | --token-file | --purgers | --include)
+    --backend | --token-file | --purgers | --include | --probe-host | --probe-path)
       (($# >= 2)) || die "$1 needs a value"
       case $1 in
         --backend) backend=$2 ;;
         --token-file) token=$2 ;;
         --purgers) purgers=$2 purgers_set=1 ;;
         --include) includes+=("$2") ;;
+        --probe-host) probe_host=$2 ;;
+        --probe-path) probe_path=$2 ;;
       esac
       shown+=("$1" "$2")
       shift 2
       ;;
     --minimal) minimal=1 shown+=("$1"); shift ;;
+    --probe-https) probe_https=1 shown+=("$1"); shift ;;
     -h | --help) usage ;;
     *) die "unknown argument '$1'" ;;
   esac
@@ -46,6 +54,14 @@ else
   die "--backend '$backend' is not HOST:PORT (a host name or IPv4 address, or [IPv6]:PORT)"
 fi
 ((10#$port >= 1 && 10#$port <= 65535)) || die "--backend '$backend': port outside 1-65535"
+
+# Both go into the probe's request text: nothing that could end a line or a VCL string.
+[[ $probe_host =~ ^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$ ]] ||
+  die "--probe-host '$probe_host' is not HOST or HOST:PORT"
+[[ $probe_path =~ ^/[A-Za-z0-9._~/?=\&%+-]*$ ]] ||
+  die "--probe-path '$probe_path' must start with / and hold only URL characters (no spaces or quotes)"
+probe_proto=""
+((probe_https)) && probe_proto='            "X-Forwarded-Proto: https"'
 
 if ((minimal)); then
   [[ -z $token && $purgers_set == 0 ]] || die "--minimal takes only --backend and --include"
@@ -90,13 +106,15 @@ printf '# Generated from vcl/entry.vcl.in (edit the template, not this file) by:
 
 # Placeholders are replaced by awk from the environment: no value goes through a regex.
 BACKEND_HOST=$host BACKEND_PORT=$((10#$port)) TOKEN_FILE=$token PURGERS=${acl%$'\n'} INCLUDES=${inc%$'\n'} \
+  PROBE_HOST=$probe_host PROBE_PATH=$probe_path PROBE_PROTO=$probe_proto \
   awk -v sections=" $sections " '
     /^#@ / { on = index(sections, " " $2 " ") > 0; next }
     !on { next }
     $0 == "@PURGERS@" { if (ENVIRON["PURGERS"] != "") print ENVIRON["PURGERS"]; next }
     $0 == "@INCLUDES@" { if (ENVIRON["INCLUDES"] != "") print ENVIRON["INCLUDES"]; next }
+    $0 == "@PROBE_PROTO@" { if (ENVIRON["PROBE_PROTO"] != "") print ENVIRON["PROBE_PROTO"]; next }
     {
-      n = split("BACKEND_HOST BACKEND_PORT TOKEN_FILE", names, " ")
+      n = split("BACKEND_HOST BACKEND_PORT TOKEN_FILE PROBE_HOST PROBE_PATH", names, " ")
       for (i = 1; i <= n; i++) {
         key = "@" names[i] "@"
         while ((p = index($0, key)) > 0) $0 = substr($0, 1, p - 1) ENVIRON[names[i]] substr($0, p + length(key))

@@ -10,7 +10,8 @@
 #     loopback, a token file;
 #   - bench's pure-microcache entry (+ bench/microcache-only.vcl) and its minimal Varnish
 #     (--minimal + bench/minimal-varnish.vcl), the reference of make bench's hot path.
-# Every file under vcl/microcache/ must be included by microcache.vcl or default.vcl.
+# Every file under vcl/microcache/ must be included by microcache.vcl or default.vcl, or be an opt-in
+# the compose image's entry point includes (--include microcache/<file> in stack/images/varnish/start.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
@@ -19,9 +20,10 @@ trap 'rm -rf "$tmp"' EXIT
 vcl_path="$PWD/vcl:/usr/share/varnish/vcl"
 n=0 bad=0
 problem() { echo "lint vcl: $*"; bad=$((bad + 1)); }
-# vcl/default.vcl is this rendering: the compose service "wordpress", loopback and compose's
-# backend network (docker-compose.yml) as purgers, the token docker compose mounts.
-DEFAULT_VCL_ARGS=(--backend wordpress:8081 --token-file /run/secrets/varnish_purge_token --purgers "127.0.0.1 ::1 172.28.0.0/16")
+# vcl/default.vcl is this rendering: the compose demo's service "wordpress", loopback as purgers,
+# the token docker compose mounts (compose's Varnish renders its own when it starts, from its
+# settings and with the network it shares with the purger: stack/images/varnish/start.sh).
+DEFAULT_VCL_ARGS=(--backend wordpress:8081 --token-file /run/secrets/varnish_purge_token --purgers "127.0.0.1 ::1")
 
 compile() { # compile NAME FILE [WRAPPER...]: varnishd -C, run through WRAPPER when given
   local name=$1 file=$2
@@ -66,6 +68,10 @@ printf 'tok-0123456789abcdef\n' >"$tmp/token"
 chmod 644 "$tmp/token"
 vcl/render-entry.sh --backend 127.0.0.1:8081 --token-file "$tmp/token" >"$tmp/stack.vcl" || problem "vcl/render-entry.sh failed"
 compile "the native stack's entry (loopback, a token file)" "$tmp/stack.vcl"
+# Compose's Varnish behind its TLS front (stack/images/varnish/start.sh with SITE_SCHEME=https).
+vcl/render-entry.sh --backend 127.0.0.1:8081 --token-file "$tmp/token" --probe-host blog.example.test --probe-https \
+  --include microcache/https-redirect.vcl >"$tmp/https.vcl" || problem "vcl/render-entry.sh --include microcache/https-redirect.vcl failed"
+compile "compose's entry behind the TLS front (+ microcache/https-redirect.vcl)" "$tmp/https.vcl"
 STACK_DIR=$tmp/stack bench/varnish-microcache.sh vcl full >"$tmp/bench.vcl" || problem "bench/varnish-microcache.sh vcl full failed"
 compile "bench's entry (+ bench/microcache-only.vcl)" "$tmp/bench.vcl"
 STACK_DIR=$tmp/stack bench/varnish-microcache.sh vcl minimal >"$tmp/bench-minimal.vcl" || problem "bench/varnish-microcache.sh vcl minimal failed"
@@ -73,7 +79,8 @@ compile "bench's minimal Varnish (bench/minimal-varnish.vcl)" "$tmp/bench-minima
 
 for f in vcl/microcache/*.vcl; do
   grep -Eq "^include \"(\./)?microcache/${f##*/}\";" vcl/microcache.vcl vcl/default.vcl ||
-    problem "$f is included by neither vcl/microcache.vcl nor vcl/default.vcl"
+    grep -Fq -- "--include microcache/${f##*/}" stack/images/varnish/start.sh ||
+    problem "$f is included by neither vcl/microcache.vcl nor vcl/default.vcl, nor opted into by stack/images/varnish/start.sh"
 done
 
 features=(vcl/microcache/*.vcl)

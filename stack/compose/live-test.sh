@@ -19,16 +19,17 @@ docker_ready || { report "a Docker engine answers" 1; finish; }
 docker_base || { report "debian:trixie-slim (debootstrap)" 1; finish; }
 
 export COMPOSE_PROJECT_NAME=vetest-$$ COMPOSE_FILE=docker-compose.yml
-export COMPOSE_PROFILES=""
-read -r VARNISH_PORT VARNISH_2_PORT < <(free_ports 2)
-export VARNISH_PORT VARNISH_2_PORT SITE_HOST=localhost:$VARNISH_PORT
+# The demo: the edge with the WordPress compose builds (profile "demo").
+export COMPOSE_PROFILES=demo
+read -r VARNISH_PORT VARNISH_2_PORT PURGER_PORT < <(free_ports 3)
+export VARNISH_PORT VARNISH_2_PORT PURGER_PORT SITE_HOST=localhost:$VARNISH_PORT
 export DEMO_POSTS=150 WP_CRON_INTERVAL=2
 LOCAL_CA=$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null); export LOCAL_CA
 dc() { docker compose "$@"; }
 ok=0
 teardown() {
-  if ((!ok)); then echo "──── logs"; dc --profile fanout logs --no-color --tail 30 2>&1 | grep -v '"GET \|level":30' | tail -n 80; fi
-  dc --profile fanout --profile load --profile ha down -v --remove-orphans >/dev/null 2>&1
+  if ((!ok)); then echo "──── logs"; dc --profile demo --profile fanout logs --no-color --tail 30 2>&1 | grep -v '"GET \|level":30' | tail -n 80; fi
+  dc --profile demo --profile fanout --profile load --profile ha --profile tls down -v --remove-orphans >/dev/null 2>&1
 }
 trap teardown EXIT
 trap 'exit 130' INT TERM
@@ -39,7 +40,7 @@ build() {
   local label=$1 start=$SECONDS log rc
   shift
   log=$(mktemp)   # not a predictable name in /tmp: root would follow a link planted there
-  env "$@" docker compose --profile load build >"$log" 2>&1
+  env "$@" docker compose --profile demo --profile load --profile tls build >"$log" 2>&1
   rc=$?
   ((rc)) && tail -n 30 "$log"
   rm -f "$log"
@@ -51,7 +52,6 @@ build "Vinyl Cache 9.0 and the purger on Node.js 26" VARNISH_VERSION=9.0 PURGER_
 start=$SECONDS
 up_log=$(dc up -d --wait 2>&1)
 rc=$?
-# e.g. "Pool overlaps": another compose project of this file holds 172.28.0.0/16 (docker compose ls).
 ((rc)) && tail -n 5 <<<"$up_log"
 report "docker compose up --wait: every service healthy ($((SECONDS - start)) s)" $rc
 ((rc)) && finish
@@ -87,7 +87,7 @@ echo "  PURGE from the WordPress container without the token: $code"
 report "PURGE from inside the network without the purger's token is refused" $?
 
 # The e2e suite talks to the services on the backend network, as the purger does (this machine
-# reaches a bridge network's addresses from its gateway, 172.28.0.1, inside acl purgers: it sees
+# reaches a bridge network's addresses from its gateway, inside acl purgers: it sees
 # X-Cache as the native stack's loopback does); the published port is what users get.
 ip_of() { docker inspect -f "{{(index .NetworkSettings.Networks \"${COMPOSE_PROJECT_NAME}_backend\").IPAddress}}" "$(dc ps -q "$1")"; }
 E2E_EDGE=http://$(ip_of varnish):8080 E2E_ORIGIN=http://$(ip_of wordpress):8081 E2E_PURGER=http://$(ip_of purger):8090
@@ -127,7 +127,7 @@ both_nodes_fresh() {
 }
 
 # Two nodes: the purger finds the second by DNS; one edit reaches both.
-COMPOSE_PROFILES=fanout dc up -d --wait varnish-2 >/dev/null 2>&1
+COMPOSE_PROFILES=demo,fanout dc up -d --wait varnish-2 >/dev/null 2>&1
 rc=$?
 if ((rc == 0)); then
   both_nodes_fresh fanout
@@ -138,7 +138,7 @@ report "two Varnish nodes: one edit is fresh on both" $rc
 # The other versions compose offers (.env.example): both nodes on Vinyl Cache 9.0, the purger on
 # Node.js 26 (each image built by compose on first use), one edit fresh on both nodes again.
 export VARNISH_VERSION=9.0 PURGER_NODE=26
-COMPOSE_PROFILES=fanout dc up -d --wait purger varnish varnish-2 >/dev/null 2>&1
+COMPOSE_PROFILES=demo,fanout dc up -d --wait purger varnish varnish-2 >/dev/null 2>&1
 rc=$?
 if ((rc == 0)); then
   dc exec -T varnish varnishd -V 2>&1 | head -n 1
@@ -150,7 +150,7 @@ report "Vinyl Cache 9.0 nodes and the purger on Node.js 26: one edit is fresh on
 
 # Profile "ha": Valkey replicas and three sentinels; the purger follows the primary through
 # Sentinel (and waits for a replica before its 202), and one edit is fresh on both nodes again.
-COMPOSE_PROFILES=ha,fanout dc up -d --wait >/dev/null 2>&1
+COMPOSE_PROFILES=demo,ha,fanout dc up -d --wait >/dev/null 2>&1
 rc=$?
 if ((rc == 0)); then
   # Sentinel learns of replicas from the primary's INFO, every 10 s.
@@ -162,7 +162,7 @@ if ((rc == 0)); then
   echo "  sentinel-1 sees the primary and $replicas replicas"
   ((replicas == 2)) || rc=1
   REDIS_SENTINELS=valkey-sentinel-1:26379,valkey-sentinel-2:26379,valkey-sentinel-3:26379 REDIS_SENTINEL_MASTER=purger \
-    COMPOSE_PROFILES=ha,fanout dc up -d --wait purger >/dev/null 2>&1 || rc=1
+    COMPOSE_PROFILES=demo,ha,fanout dc up -d --wait purger >/dev/null 2>&1 || rc=1
 fi
 if ((rc == 0)); then
   both_nodes_fresh ha

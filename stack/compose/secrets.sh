@@ -8,6 +8,9 @@
 #                          generators, as make up's secrets.env), then copies to each service's
 #                          own volume (/to/<service>) the files it needs, read-only
 #   secrets.sh show NAME   prints one: docker compose run --rm secrets show admin_password
+#   secrets.sh plugin      prints what the WordPress plugin's settings page (Settings → Varnish
+#                          Edge) asks for: the purger URL (PURGER_PUBLIC_URL) and the webhook secret
+#   (show and plugin generate missing secrets first: any order of the README's steps works)
 #   secrets.sh set NAME    reads one from stdin (your own, e.g. a database that exists):
 #                          docker compose run --rm -T secrets set db_password < file
 #                          then `docker compose up -d --force-recreate` hands it out
@@ -23,8 +26,8 @@ readers() {
 names() { stack_secrets | tr '[:upper:]' '[:lower:]'; }
 known() { names | grep -qx -- "$1" || die "no secret '$1' (one of: $(names | tr '\n' ' '))"; }
 
-case ${1:-init} in
-init)
+# generate: each secret missing from the vault.
+generate() {
   umask 077
   chmod 700 "$vault"
   for name in $(names); do
@@ -32,6 +35,11 @@ init)
     secret_value "${name^^}" >"$vault/$name"
     log "generated $name"
   done
+}
+
+# init: generate, then hand each service its own (only here: running services read these files).
+init() {
+  generate
   while read -r reader files; do
     dir=/to/$reader
     [[ -d $dir ]] || die "$dir is not mounted (docker-compose.yml: the secrets-$reader volume)"
@@ -41,8 +49,22 @@ init)
     chmod 555 "$dir"
   done < <(readers)
   log "secrets ready for $(readers | awk '{ printf "%s%s", sep, $1; sep = " " }')"
+}
+
+case ${1:-init} in
+init) init ;;
+show) known "${2:-}"; generate; cat "$vault/$2"; echo ;;
+plugin)
+  generate
+  url=${PURGER_PUBLIC_URL:-http://127.0.0.1:8090}
+  cat <<EOT
+In WordPress: Settings → Varnish Edge (or in wp-config.php: VARNISH_EDGE_PURGER_URL, VARNISH_EDGE_SECRET).
+  Purger URL:      $url
+  Webhook secret:  $(cat "$vault/webhook_secret")
+The purger URL is where your WordPress reaches the purger's published port (PURGER_BIND:PURGER_PORT,
+127.0.0.1:8090 by default: a WordPress on this machine); set PURGER_PUBLIC_URL to print another.
+EOT
   ;;
-show) known "${2:-}"; cat "$vault/$2"; echo ;;
 set)
   known "${2:-}"
   value=$(cat)
@@ -52,5 +74,5 @@ set)
   (umask 077; printf '%s\n' "$value" >"$vault/$2")
   log "stored $2; docker compose up -d --force-recreate hands it out"
   ;;
-*) die "usage: secrets.sh init | show NAME | set NAME" ;;
+*) die "usage: secrets.sh init | show NAME | plugin | set NAME" ;;
 esac

@@ -4,7 +4,8 @@ stack itself runs in stack/compose/live-test.sh).
 The file is read as `docker compose config` resolves it (every profile, no .env, defaults only),
 and cross-checked against the code it depends on: the images' Dockerfiles (stack/images/),
 platforms.json (every image tag a supported version), stack/compose/secrets.sh (who reads which
-secret), vcl/default.vcl (origin, ACL range) and purger/src/config/settings.ts (the settings it reads).
+secret), the Varnish image's entry point (origin, ACL) and purger/src/config/settings.ts (the settings
+it reads).
 Each check takes the resolved file and returns the problems it found; test_a_broken_copy_fails
 proves that every kind of breakage listed in MUTATIONS is caught by at least one of them.
 """
@@ -37,7 +38,7 @@ def resolved():
     env = {k: os.environ[k] for k in ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG") if k in os.environ}
     out = subprocess.run(
         ["docker", "compose", "--env-file", "/dev/null", "-f", os.path.join(ROOT, "docker-compose.yml"),
-         "--profile", "ha", "--profile", "fanout", "--profile", "load", "config", "--format", "json"],
+         "--profile", "ha", "--profile", "fanout", "--profile", "load", "--profile", "demo", "--profile", "tls", "config", "--format", "json"],
         capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     assert out.returncode == 0, f"docker compose config failed: {out.stderr}"
     return json.loads(out.stdout)
@@ -46,10 +47,13 @@ def resolved():
 DOC = resolved()
 PLATFORMS = json.loads(read("platforms.json"))
 BASE = "debian:trixie-slim"
-ALWAYS_ON = ["secrets", "mariadb", "valkey", "purger", "wordpress-install", "wordpress", "wp-cron", "varnish"]
+# The edge, which `docker compose up` runs in front of your WordPress; the demo's site is a profile.
+ALWAYS_ON = ["secrets", "valkey", "purger", "varnish"]
 ONE_SHOT = ("secrets", "wordpress-install", "k6")
 PROFILES = {"ha": ["valkey-replica-1", "valkey-replica-2", "valkey-sentinel-1", "valkey-sentinel-2", "valkey-sentinel-3"],
-            "fanout": ["varnish-2"], "load": ["k6"]}
+            "fanout": ["varnish-2"], "load": ["k6"], "tls": ["tls"],
+            "demo": ["mariadb", "wordpress-install", "wordpress", "wp-cron"]}
+PUBLISHERS = ("varnish", "varnish-2", "tls", "purger")   # readers' ports, and the site's webhook endpoint
 
 
 def services(doc):
@@ -139,12 +143,12 @@ def _(doc):
     return out
 
 
-@check("only Varnish publishes a port, on 127.0.0.1 by default")
+@check("only Varnish, the TLS front and the purger's webhook endpoint publish a port, on 127.0.0.1 by default")
 def _(doc):
     out = []
     for name, svc in services(doc).items():
         for p in svc.get("ports") or []:
-            if not name.startswith("varnish"):
+            if name not in PUBLISHERS:
                 out.append(f"{name} publishes port {p.get('target')}")
             elif p.get("host_ip") != "127.0.0.1":
                 out.append(f"{name} publishes {p.get('target')} on {p.get('host_ip') or 'every interface'}, not 127.0.0.1")
@@ -194,7 +198,8 @@ def _(doc):
     for name, svc in services(doc).items():
         for k, v in (svc.get("environment") or {}).items():
             v = str(v or "")
-            if re.search(r"(PASSWORD|SECRETS?|TOKEN|_KEYS?)$", k):
+            # TLS_KEY names a file in the certificate directory the user mounts, it holds no key.
+            if re.search(r"(PASSWORD|SECRETS?|TOKEN|_KEYS?)$", k) and not (name == "tls" and k == "TLS_KEY" and "/" not in v and not v.startswith("-----")):
                 out.append(f"{name}: {k} in the environment (docker inspect shows it); use {k}_FILE")
             if k.endswith("_FILE") and not v.startswith("/run/secrets/"):
                 out.append(f"{name}: {k}={v} is not under /run/secrets")
@@ -247,47 +252,42 @@ def _(doc):
     return out
 
 
-@check("WordPress believes X-Forwarded-For only from the varnish services' fixed addresses, outside the dynamic range")
+@check("no address or subnet pinned: WordPress believes X-Forwarded-For from its own internal network, found at start")
 def _(doc):
     s = services(doc)
-    out, fixed = [], set()
-    for node in ("varnish", "varnish-2"):
-        addr = (((s.get(node) or {}).get("networks") or {}).get("backend") or {}).get("ipv4_address")
-        if not addr:
-            out.append(f"{node} has no fixed address on the backend network")
-        fixed.add(addr)
+    out = []
     for name in ("wordpress", "wordpress-install", "wp-cron"):
-        trusted = set(str((s.get(name, {}).get("environment") or {}).get("WEB_TRUSTED_PROXIES", "")).split())
-        if trusted != fixed:
-            out.append(f"{name}: WEB_TRUSTED_PROXIES={sorted(trusted)}, want the varnish services' {sorted(fixed)}")
-    ranges = [c.get("ip_range") for c in ((doc.get("networks", {}).get("backend") or {}).get("ipam") or {}).get("config") or []]
-    if not all(ranges):
-        out.append("the backend network has no ip_range: another container may take a varnish service's address")
-    for r in filter(None, ranges):
-        prefix = r.split("/")[0].rsplit(".", 1)[0] + "."
-        out += [f"{a} is inside the dynamic range {r}" for a in fixed if a and r.endswith("/24") and a.startswith(prefix)]
+        trusted = str((s.get(name, {}).get("environment") or {}).get("WEB_TRUSTED_PROXIES", ""))
+        if trusted != "network":
+            out.append(f"{name}: WEB_TRUSTED_PROXIES={trusted!r}, want 'network' (its own internal network, found at start)")
+    for name, svc in s.items():
+        for net, spec in (svc.get("networks") or {}).items():
+            if (spec or {}).get("ipv4_address") or (spec or {}).get("ipv6_address"):
+                out.append(f"{name} pins its address on {net}: two projects of this file would collide")
+    for name, net in (doc.get("networks") or {}).items():
+        if (net.get("ipam") or {}).get("config"):
+            out.append(f"network {name} pins a subnet: two projects of this file would collide")
     return out
 
 
-@check("the backend network is internal and is vcl/default.vcl's acl purgers range; the origin is default.vcl's backend")
+@check("the backend network is internal; Varnish's default origin is the demo's WordPress; acl purgers follows the purger")
 def _(doc):
     out = []
-    net = doc.get("networks", {}).get("backend", {})
-    vcl = read("vcl/default.vcl")
-    if not net.get("internal"):
+    s = services(doc)
+    if not doc.get("networks", {}).get("backend", {}).get("internal"):
         out.append("the backend network is not internal")
-    subnets = [c.get("subnet") for c in (net.get("ipam") or {}).get("config") or []]
-    acl = re.search(r"acl purgers \{(.*?)\}", vcl, re.S).group(1)
-    for subnet in subnets:
-        addr, bits = subnet.split("/")
-        if f'"{addr}"/{bits}' not in acl:
-            out.append(f"backend subnet {subnet} is not in default.vcl's acl purgers")
-    if not subnets:
-        out.append("the backend network has no pinned subnet")
-    host, port = re.search(r'backend default \{\s*\.host = "([^"]+)";\s*\.port = "(\d+)"', vcl).groups()
+    env = s.get("varnish", {}).get("environment") or {}
+    m = re.fullmatch(r"http://([a-z0-9-]+):(\d+)", str(env.get("ORIGIN_URL", "")))
     exposed = re.findall(r"^EXPOSE\s+(\d+)", read("stack/images/wordpress/Dockerfile"), re.M)
-    if host not in services(doc) or [port] != exposed:
-        out.append(f"default.vcl's origin {host}:{port} is not the wordpress service's port {exposed}")
+    if not m or m.group(1) not in s or [m.group(2)] != exposed:
+        out.append(f"varnish: ORIGIN_URL={env.get('ORIGIN_URL')!r} is not the wordpress service's port {exposed}")
+    purger_nets = s.get("purger", {}).get("networks") or {}
+    internal = [n for n, spec in purger_nets.items() if env.get("PURGER_HOST") in ((spec or {}).get("aliases") or [])]
+    if internal != ["backend"]:
+        out.append(f"varnish: PURGER_HOST={env.get('PURGER_HOST')!r} is not the purger's alias on the backend network alone"
+                   " (acl purgers admits the network that name is on: never the public one)")
+    if "purger" not in (s.get("varnish", {}).get("depends_on") or {}):
+        out.append("varnish does not start after the purger, whose network its acl purgers admits")
     return out
 
 
@@ -366,8 +366,12 @@ MUTATIONS = {
     "a setting the purger does not read": _set(["services", "purger", "environment", "PURGER_NO_SUCH_SETTING"], "1"),
     "waiting for a service without a healthcheck": lambda d: d["services"]["wp-cron"].pop("healthcheck"),
     "the admin password in the running WordPress": lambda d: [m.__setitem__("source", "secrets-install") for m in d["services"]["wordpress"]["volumes"] if m["target"] == "/run/secrets"],
-    "X-Forwarded-For believed from the whole network": _set(["services", "wordpress", "environment", "WEB_TRUSTED_PROXIES"], "172.28.0.0/16"),
-    "a varnish address left to chance": _pop(["services", "varnish-2", "networks", "backend", "ipv4_address"]),
+    "X-Forwarded-For believed from a pinned range": _set(["services", "wordpress", "environment", "WEB_TRUSTED_PROXIES"], "172.28.0.0/16"),
+    "a varnish address pinned": _set(["services", "varnish-2", "networks", "backend", "ipv4_address"], "172.28.0.11"),
+    "a pinned subnet": _set(["networks", "backend", "ipam"], {"config": [{"subnet": "172.28.0.0/16"}]}),
+    "the purger published on every interface": lambda d: d["services"]["purger"]["ports"][0].pop("host_ip"),
+    "an origin that is not the demo's": _set(["services", "varnish", "environment", "ORIGIN_URL"], "http://wordpress:80"),
+    "acl purgers following the purger onto the public network": _set(["services", "varnish", "environment", "PURGER_HOST"], "purger"),
 }
 
 

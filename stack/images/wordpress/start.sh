@@ -6,13 +6,23 @@
 #         Debian's newer package), installs the site, demo content and the plugin when the
 #         database has none (stack/prepare-wordpress.sh install, as make up does), and sets the
 #         admin password from the secrets
-#   web   renders nginx's, php-fpm's and WordPress's configuration (stack/render-config.sh),
+#   web   renders nginx's, php-fpm's and WordPress's configuration (stack/render-config.sh; with
+#         WEB_TRUSTED_PROXIES=network, X-Forwarded-For believed from this container's network),
 #         upgrades the database if needed, runs php-fpm and nginx on :8081, delivers the
 #         install's events to the purger, then marks itself ready for the health check. Ends
 #         when either server ends, so Docker restarts the container.
 #   cron  runs WordPress's due cron events every WP_CRON_INTERVAL s (stack/services/wp-cron.sh).
 set -euo pipefail
 source "$(dirname "$0")/../../lib.sh"
+# "network": nginx believes X-Forwarded-For from this container's own network, which only the
+# stack's containers join (compose's internal "backend"), less its gateway (the Docker host):
+# Varnish's address is not pinned.
+if [[ $WEB_TRUSTED_PROXIES == network ]]; then
+  own=$(getent ahostsv4 "$(hostname)" | awk 'NR == 1 { print $1 }')
+  WEB_TRUSTED_PROXIES=$("$STACK_REPO/stack/compose/subnet-of.sh" --without-gateway "$own")
+  [[ -n $WEB_TRUSTED_PROXIES ]] || die "WEB_TRUSTED_PROXIES=network: no route for this container's address $own"
+  export WEB_TRUSTED_PROXIES
+fi
 "$STACK_REPO/stack/render-config.sh" wordpress
 # in_a_minute COMMAND...: MariaDB answers before compose starts this container (depends_on:
 # service_healthy); a restart of both at once gets a minute.
