@@ -149,8 +149,12 @@ class DistInstallTest extends VE_TestCase {
 		$this->assertSame( 'Varnish Edge', $json['settings_heading'] );
 		$this->assertSame( Environment::purger_url(), $json['purger_url_after_save'] );
 		$this->assertSame( self::NS, $json['namespace_after_save'] );
+		$this->assertSame( '', $json['secret_field_after_save'], 'the secret field is empty after the save' );
+		$this->assertStringStartsWith( 'Set: 1 secret (not shown). Type a new secret to replace it', $json['secret_state'] );
+		$this->assertFalse( $json['secret_in_page'], 'the secret is nowhere in the page' );
 		$this->assertStringContainsString( 'Connection OK', $json['test_notice'] );
 		$this->assertSame( 'health-check-issues-good', $json['health_result_in'], 'Site Health: the delivery test passes' );
+		$this->assertStringStartsWith( 'No change has been sent to the edge yet.', $json['health_detail'], 'before the first edit' );
 		$this->assertStringContainsString( 'Varnish Edge', $json['info_active_plugins'], 'Site Health → Info lists the plugin as active' );
 		$this->assertMatchesRegularExpression( '/Total installation size\s*[\d.]+\s*[KMG]?B/', $json['info_total_size'], 'the directory sizes arrived' );
 

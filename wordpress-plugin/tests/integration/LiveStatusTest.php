@@ -1,8 +1,10 @@
 <?php
+use VarnishEdge\Admin_Page;
 use VarnishEdge\CLI_Command;
 use VarnishEdge\Live_Status_Log;
 use VarnishEdge\Plugin;
 use VarnishEdge\Settings;
+use VarnishEdge\Site_Health;
 
 /**
  * The live status of a person's change: `GET /wp-json/varnish-edge/v1/live-status`, its
@@ -108,8 +110,12 @@ class LiveStatusTest extends VE_TestCase {
 		$this->assertSame( 'none', $this->live_status( 1, array( 'post' => $draft ) )->get_data()['state'], 'a draft purges nothing' );
 	}
 
-	/** Starts the real purger and points the plugin at it. */
-	private function start_purger(): void {
+	/**
+	 * Starts the real purger and points the plugin at it.
+	 *
+	 * @param array<string,string> $env More of purger-stack.mjs's environment (ALLOWED_SITE).
+	 */
+	private function start_purger( array $env = array() ): void {
 		$repo = dirname( __DIR__, 3 );
 		exec( 'STACK_DIR=' . escapeshellarg( Environment::$dir . '/purger-build' ) . ' bash ' . escapeshellarg( $repo . '/stack/services/purger.sh' ) . ' build 2>&1', $out, $rc );
 		$this->assertSame( 0, $rc, 'purger build: ' . implode( "\n", $out ) );
@@ -124,7 +130,8 @@ class LiveStatusTest extends VE_TestCase {
 					'SITE'      => Environment::site(),
 					'SECRET'    => Environment::SECRET,
 					'NAMESPACE' => Environment::NS,
-				)
+				),
+				$env
 			)
 		);
 		$this->purger = json_decode( (string) fgets( $this->pipes[1] ), true );
@@ -161,6 +168,11 @@ class LiveStatusTest extends VE_TestCase {
 		$this->end_request();
 		$live = $this->until( $id, static fn( $s ) => 'live' === $s['state'], 10 );
 		$this->assertMatchesRegularExpression( '/^Live on 1 of 1 edge node in \d+ ms$/', $live['message'] );
+		// Site Health says the same of the site's last change.
+		$edited = '(post ' . $id . ', ' . wp_date( 'Y-m-d H:i:s', intdiv( Plugin::instance()->live_log->last_change()['at'], 1000 ) ) . ')';
+		$health = $this->site_health();
+		$this->assertSame( 'good', $health['status'] );
+		$this->assertMatchesRegularExpression( '/^The last change ' . preg_quote( $edited, '/' ) . ' was applied by its only edge node in \d+ ms\.\n/', $health['text'] );
 		$this->assertSame( 1, $live['live'] );
 		$this->assertSame( 1, $live['total'] );
 		$this->assertLessThan( 10000, $live['ms'] );
@@ -172,10 +184,50 @@ class LiveStatusTest extends VE_TestCase {
 		$this->end_request();
 		$down = $this->until( $id, static fn( $s ) => 'partial' === $s['state'], 15 );
 		$this->assertSame( "Live on 0 of 1 edge node; $node has not applied it: down (connection refused), retrying", $down['message'] );
+		$edited = '(post ' . $id . ', ' . wp_date( 'Y-m-d H:i:s', intdiv( Plugin::instance()->live_log->last_change()['at'], 1000 ) ) . ')';
+		$health = $this->site_health();
+		$this->assertSame( 'recommended', $health['status'] );
+		$this->assertStringStartsWith( "The last change $edited was applied by 0 of 1 edge node.\nEdge node $node did not apply it: down (connection refused), retrying.\n", $health['text'] );
 
 		$this->node( 'start' );
 		$again = $this->until( $id, static fn( $s ) => 'live' === $s['state'], 20 );
 		$this->assertMatchesRegularExpression( '/^Live on 1 of 1 edge node in \d+ ms$/', $again['message'] );
+	}
+
+	/** The plugin's Site Health test: its status and its text, a line per paragraph. */
+	private function site_health(): array {
+		$plugin = Plugin::instance();
+		$result = ( new Site_Health( $plugin->settings, $plugin->outbox, $plugin->live_log, $plugin->live ) )->run();
+		return array(
+			'status' => $result['status'],
+			'text'   => wp_strip_all_tags( str_replace( '</p><p>', "\n", $result['description'] ) ),
+		);
+	}
+
+	/**
+	 * "Test connection" against a real purger whose PURGER_SITES holds another host: its 403
+	 * `forbidden_site` is reported as what it is, with the setting to change; a path the purger
+	 * does not serve is its 404, naming the Purger URL field.
+	 */
+	public function test_the_real_purger_refusing_the_site_host_is_named_in_test_connection(): void {
+		$this->start_purger( array( 'ALLOWED_SITE' => 'other.example' ) );
+		$plugin = Plugin::instance();
+		$admin  = new Admin_Page( $plugin->settings, $plugin->outbox, $plugin->delivery, $plugin->queue, $plugin->manual, $plugin->live_log, $plugin->live );
+		$site   = Environment::site();
+
+		$refused = $admin->test_connection();
+		$this->assertFalse( $refused['ok'] );
+		$this->assertSame(
+			"Test failed: The purger answered HTTP 403 (forbidden_site): site host not accepted. A purger accepts only the site hosts listed in its PURGER_SITES setting, and this site's host, $site, is not one of them. Set SITE_HOST=$site on the edge (the stacks copy it into PURGER_SITES), or add $site to PURGER_SITES, and restart the purger.",
+			$refused['message']
+		);
+
+		update_option( Settings::OPTION, array_merge( get_option( Settings::OPTION ), array( 'purger_url' => $this->purger['url'] . '/api' ) ) );
+		$path = $admin->test_connection();
+		$this->assertFalse( $path['ok'] );
+		$this->assertStringStartsWith( 'Test failed: The purger answered HTTP 404: nothing accepts events at ' . $this->purger['url'] . '/api/v1/events.', $path['message'] );
+		$this->assertStringEndsWith( 'Fix the Purger URL field.', $path['message'] );
+		$this->assertStringNotContainsString( 'Route', $path['message'], 'the purger\'s own 404 text is not repeated' );
 	}
 
 	/** The purger's receipts name nodes that applied a change as a ban of the whole site (`via`). */

@@ -294,7 +294,7 @@ class OutboxTest extends VE_TestCase {
 		$this->assertFalse( wp_next_scheduled( Outbox_Delivery::CRON_HOOK ) && $stats['rows'], 'nothing left to retry' );
 
 		// Visible in Site Health and the status panel, with the reason.
-		$health = ( new \VarnishEdge\Site_Health( Plugin::instance()->settings, $outbox ) )->run();
+		$health = ( new \VarnishEdge\Site_Health( Plugin::instance()->settings, $outbox, Plugin::instance()->live_log, Plugin::instance()->live ) )->run();
 		$this->assertSame( 'critical', $health['status'] );
 		$this->assertStringContainsString( 'refused by the purger', $health['description'] );
 		$this->assertStringContainsString( 'HTTP 400', $health['description'] );

@@ -3,7 +3,8 @@
  * Webhook receiver for the tests: an independent Standard Webhooks verifier and protocol
  * validator (docs/protocol.md §1), with the purger's default size limits. Appends one JSON line per request to RECEIVER_LOG.
  * The answer is 202 unless RECEIVER_CONTROL names a file containing another status code, `delay N`,
- * `max-bytes N` (413 for larger bodies) or `refuse-tag TAG CODE` (CODE for batches carrying TAG).
+ * `max-bytes N` (413 for larger bodies), `refuse-tag TAG CODE` (CODE for batches carrying TAG) or
+ * `json CODE BODY` (CODE with the JSON BODY, as the purger answers: `{"error", "message"}`).
  */
 $log     = getenv( 'RECEIVER_LOG' );
 $secrets = array_filter( explode( ',', (string) getenv( 'RECEIVER_SECRETS' ) ) );
@@ -42,6 +43,9 @@ if ( $control && is_file( $control ) ) {
 	$command = trim( file_get_contents( $control ) );
 	if ( preg_match( '/^delay (\d+)$/', $command, $m ) ) {
 		sleep( (int) $m[1] ); // A slow purger.
+	}
+	if ( preg_match( '/^json (\d{3}) (.+)$/s', $command, $m ) ) {
+		answer( (int) $m[1], (array) json_decode( $m[2], true ), $entry );
 	}
 	$forced = (int) $command;
 	if ( $forced ) {

@@ -114,16 +114,10 @@ class Admin_Page {
 			)
 		);
 		add_settings_section( 'varnish_edge_main', __( 'Purger connection', 'varnish-edge' ), '__return_false', self::SLUG );
-		$fields = array(
-			'purger_url' => __( 'Purger URL', 'varnish-edge' ),
-			'secret'     => __( 'Webhook secret(s)', 'varnish-edge' ),
-			'namespace'  => __( 'Key namespace', 'varnish-edge' ),
-			'ttl'        => __( 'Long TTL (seconds)', 'varnish-edge' ),
-		);
-		foreach ( $fields as $name => $label ) {
+		foreach ( array_keys( Settings::CONSTANTS ) as $name ) {
 			add_settings_field(
 				'varnish_edge_' . $name,
-				$label,
+				Settings::label( $name ),
 				array( $this, 'render_field' ),
 				self::SLUG,
 				'varnish_edge_main',
@@ -136,7 +130,10 @@ class Admin_Page {
 	}
 
 	/**
-	 * One settings field; constants are shown read-only, secrets never echoed.
+	 * One settings field; constants are shown read-only (and said to override the field), secrets
+	 * never echoed: the secret field says whether one is set and takes a new one to replace it.
+	 *
+	 * @param array{name:string,label_for?:string} $args Field arguments.
 	 */
 	public function render_field( array $args ): void {
 		$name     = $args['name'];
@@ -150,11 +147,24 @@ class Admin_Page {
 			if ( $constant ) {
 				printf( '<input type="text" id="%s" class="regular-text" value="%s" readonly />', esc_attr( $id ), esc_attr__( '(set in wp-config.php)', 'varnish-edge' ) );
 			} else {
-				printf( '<input type="password" id="%s" name="%s" class="regular-text" value="" autocomplete="new-password" placeholder="whsec_…" />', esc_attr( $id ), esc_attr( $field ) );
+				printf(
+					'<input type="password" id="%1$s" name="%2$s" class="regular-text" value="" autocomplete="new-password" placeholder="%3$s" aria-describedby="%1$s-state" />',
+					esc_attr( $id ),
+					esc_attr( $field ),
+					esc_attr( $count ? __( 'Set (not shown): type a new secret to replace it', 'varnish-edge' ) : 'whsec_…' )
+				);
 			}
-			echo '<p class="description">';
-			/* translators: %d: number of configured secrets. */
-			echo esc_html( sprintf( _n( '%d secret configured. Leave empty to keep it.', '%d secrets configured. Leave empty to keep them.', $count, 'varnish-edge' ), $count ) );
+			printf( '<p class="description" id="%s-state">', esc_attr( $id ) );
+			if ( $constant ) {
+				/* translators: %d: number of valid secrets in the constant. */
+				echo esc_html( sprintf( _n( '%d secret is set in wp-config.php (not shown).', '%d secrets are set in wp-config.php (not shown).', $count, 'varnish-edge' ), $count ) );
+			} elseif ( $count ) {
+				/* translators: %d: number of configured secrets. */
+				echo '<strong>' . esc_html( sprintf( _n( 'Set: %d secret (not shown).', 'Set: %d secrets (not shown).', $count, 'varnish-edge' ), $count ) ) . '</strong> ';
+				echo esc_html( _n( 'Type a new secret to replace it, or leave the field empty to keep it.', 'Type new secrets to replace them, or leave the field empty to keep them.', $count, 'varnish-edge' ) );
+			} else {
+				echo '<strong>' . esc_html__( 'Not set.', 'varnish-edge' ) . '</strong> ' . esc_html__( 'Paste the whsec_… secret the purger holds for this site.', 'varnish-edge' );
+			}
 			echo ' ' . esc_html__( 'Several secrets may be comma-separated during rotation; the first one signs.', 'varnish-edge' ) . '</p>';
 		} else {
 			$value  = $constant ? (string) $this->settings->get( $name ) : (string) $stored[ $name ];
@@ -172,15 +182,27 @@ class Admin_Page {
 				echo '<p class="description">' . esc_html( sprintf( __( 'Prefix of every surrogate key. Effective: %s', 'varnish-edge' ), $this->settings->key_namespace() ) ) . '</p>';
 			}
 			if ( 'purger_url' === $name ) {
-				echo '<p class="description">' . esc_html__( 'Base URL (http:// or https://); events are POSTed to <base>/v1/events.', 'varnish-edge' ) . '</p>';
+				echo '<p class="description">' . esc_html__( 'The purger\'s base URL, http:// or https:// (such as http://purger:8090); events are POSTed to <base>/v1/events.', 'varnish-edge' ) . '</p>';
 				if ( ! $constant && ! Settings::can_edit_purger_url() ) {
 					echo '<p class="description">' . esc_html__( 'On a multisite network only network administrators can change the purger URL.', 'varnish-edge' ) . '</p>';
 				}
 			}
 		}
 		if ( $constant ) {
-			/* translators: %s: constant name. */
-			echo '<p class="description">' . esc_html( sprintf( __( 'Defined by the %s constant in wp-config.php.', 'varnish-edge' ), Settings::CONSTANTS[ $name ] ) ) . '</p>';
+			printf(
+				'<p class="description varnish-edge-constant">%s</p>',
+				/* translators: %s: constant name. */
+				esc_html( sprintf( __( 'Defined by the %s constant in wp-config.php, which overrides this field.', 'varnish-edge' ), Settings::CONSTANTS[ $name ] ) )
+			);
+			$saved = get_option( Settings::OPTION, array() );
+			$saved = is_array( $saved ) && isset( $saved[ $name ] ) ? trim( (string) $saved[ $name ] ) : '';
+			if ( '' !== $saved && ( 'secret' === $name || $saved !== trim( (string) $this->settings->get( $name ) ) ) ) {
+				echo '<p class="description">' . esc_html__( 'The value saved on this page is not used while the constant is defined.', 'varnish-edge' ) . '</p>';
+			}
+			$problem = $this->settings->constant_problem( $name );
+			if ( '' !== $problem ) {
+				echo '<p class="description varnish-edge-constant-problem"><strong>' . esc_html( $problem ) . '</strong></p>';
+			}
 		}
 	}
 
@@ -194,7 +216,8 @@ class Admin_Page {
 		$stats  = $this->outbox->stats();
 		$status = Outbox_Delivery::status();
 		echo '<div class="wrap"><h1>' . esc_html__( 'Varnish Edge', 'varnish-edge' ) . '</h1>';
-		settings_errors( Settings::OPTION );
+		// After a save WordPress's options-head.php already printed them (settings-updated).
+		settings_errors( Settings::OPTION, false, true );
 		echo '<form method="post" action="' . esc_url( admin_url( 'options.php' ) ) . '" id="varnish-edge-settings">';
 		settings_fields( 'varnish_edge' );
 		do_settings_sections( self::SLUG );
@@ -286,21 +309,42 @@ class Admin_Page {
 	}
 
 	/**
-	 * Send one harmless signed event (a key nothing carries).
+	 * Where a setting is set, as a message names it: "the Purger URL field", or "the
+	 * VARNISH_EDGE_PURGER_URL constant in wp-config.php" when a constant overrides the field.
+	 *
+	 * @param string $name Setting name.
+	 */
+	private function where( string $name ): string {
+		return $this->settings->is_constant( $name )
+			/* translators: %s: constant name. */
+			? sprintf( __( 'the %s constant in wp-config.php', 'varnish-edge' ), Settings::CONSTANTS[ $name ] )
+			/* translators: %s: field label. */
+			: sprintf( __( 'the %s field', 'varnish-edge' ), Settings::label( $name ) );
+	}
+
+	/**
+	 * Send one harmless signed event (a key nothing carries) and say what the purger answered,
+	 * and which setting to fix when it did not accept it.
 	 *
 	 * @return array{ok:bool,message:string}
 	 */
 	public function test_connection(): array {
 		if ( '' === $this->settings->purger_url() ) {
+			$raw = trim( (string) $this->settings->get( 'purger_url' ) );
 			return array(
 				'ok'      => false,
-				'message' => __( 'Test failed: no valid purger URL (http:// or https://) is configured.', 'varnish-edge' ),
+				'message' => '' === $raw
+					/* translators: %s: where the purger URL is set (the Purger URL field). */
+					? sprintf( __( 'Test failed: %s is empty. Enter the purger\'s base URL, such as http://purger:8090, and save.', 'varnish-edge' ), $this->where( 'purger_url' ) )
+					/* translators: %s: where the purger URL is set (the Purger URL field). */
+					: sprintf( __( 'Test failed: %s is not a valid http:// or https:// URL.', 'varnish-edge' ), $this->where( 'purger_url' ) ),
 			);
 		}
 		if ( array() === $this->settings->secrets() ) {
 			return array(
 				'ok'      => false,
-				'message' => __( 'Test failed: no valid whsec_ secret is configured.', 'varnish-edge' ),
+				/* translators: %s: where the secret is set (the Webhook secret(s) field). */
+				'message' => sprintf( __( 'Test failed: %s holds no valid whsec_ secret. Paste the secret the purger holds for this site, and save.', 'varnish-edge' ), $this->where( 'secret' ) ),
 			);
 		}
 		$scheme = new Key_Scheme( $this->settings->key_namespace() );
@@ -319,10 +363,22 @@ class Admin_Page {
 				'message' => sprintf( __( 'Connection OK: %1$s accepted a signed test event (HTTP %2$d).', 'varnish-edge' ), $this->settings->events_endpoint(), $result['code'] ),
 			);
 		}
+		$code = (int) $result['code'];
+		$fix  = '';
+		if ( 0 === $code ) {
+			/* translators: %s: where the purger URL is set (the Purger URL field). */
+			$fix = sprintf( __( 'Check %s (scheme, host and port), and that the purger is running and reachable from this server.', 'varnish-edge' ), $this->where( 'purger_url' ) );
+		} elseif ( ( $code >= 300 && $code < 400 ) || 404 === $code || 405 === $code ) {
+			/* translators: %s: where the purger URL is set (the Purger URL field). */
+			$fix = sprintf( __( 'Fix %s.', 'varnish-edge' ), $this->where( 'purger_url' ) );
+		} elseif ( 401 === $code ) {
+			/* translators: %s: where the secret is set (the Webhook secret(s) field). */
+			$fix = sprintf( __( 'Check %s.', 'varnish-edge' ), $this->where( 'secret' ) );
+		}
 		return array(
 			'ok'      => false,
-			/* translators: %s: what failed. */
-			'message' => sprintf( __( 'Test failed: %s', 'varnish-edge' ), $result['error'] ),
+			/* translators: 1: what the purger answered, or what failed, 2: which setting to fix (may be empty). */
+			'message' => trim( sprintf( __( 'Test failed: %1$s %2$s', 'varnish-edge' ), $result['error'], $fix ) ),
 		);
 	}
 

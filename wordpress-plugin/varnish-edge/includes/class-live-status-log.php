@@ -13,6 +13,10 @@ namespace VarnishEdge;
  * runs (ids unknown yet) and completed when the request's batch is committed, after the response:
  * the editor's first question may come before that. Entries are kept for EXPIRES seconds, at
  * most MAX_ENTRIES per user, in user meta.
+ *
+ * Per site, the last change sent to the purger, whoever or whatever made it (an editor, WP-CLI,
+ * WP-Cron, a visitor's comment): the posts saved in that request, or the events' reason, and the
+ * ids of its events (`last_change()`, option LAST_OPTION), for Site Health.
  */
 class Live_Status_Log {
 
@@ -20,8 +24,33 @@ class Live_Status_Log {
 	const MAX_ENTRIES = 10;
 	const EXPIRES     = 900;
 
+	/**
+	 * Option holding the site's last change sent to the purger.
+	 */
+	const LAST_OPTION = 'varnish_edge_last_change';
+
+	/**
+	 * Posts named in the last change, at most (the count is kept too).
+	 */
+	const LAST_POSTS = 5;
+
+	/** @var Settings */
+	private $settings;
+
 	/** @var array<int,int> Posts saved by the current user in this request => when (ms). */
 	private $saved = array();
+
+	/** @var array<int,int> Posts saved in this request by anyone (or by code) => when (ms). */
+	private $changed = array();
+
+	/**
+	 * Constructor.
+	 *
+	 * @param Settings $settings Whether events reach the purger at all.
+	 */
+	public function __construct( Settings $settings ) {
+		$this->settings = $settings;
+	}
 
 	/**
 	 * Hooks: saves while they run, the request's batch, and the end of the request.
@@ -40,17 +69,23 @@ class Live_Status_Log {
 	}
 
 	/**
-	 * Action `save_post`: a person saved a post (autosaves and revisions are not actions).
+	 * Action `save_post`: a person (or code) saved a post; autosaves and revisions are not changes.
 	 */
 	public function on_save_post( int $post_id, \WP_Post $post ): void {
-		$user = get_current_user_id();
-		if ( $user <= 0 || isset( $this->saved[ $post_id ] ) || wp_is_post_revision( $post ) || wp_is_post_autosave( $post ) || ( defined( 'DOING_AUTOSAVE' ) && DOING_AUTOSAVE ) ) {
+		if ( wp_is_post_revision( $post ) || wp_is_post_autosave( $post ) || ( defined( 'DOING_AUTOSAVE' ) && DOING_AUTOSAVE ) ) {
 			return;
 		}
 		if ( in_array( $post->post_type, Post_Change_Policy::IGNORED_TYPES, true ) ) {
 			return;
 		}
-		$this->saved[ $post_id ] = self::now_ms();
+		if ( ! isset( $this->changed[ $post_id ] ) ) {
+			$this->changed[ $post_id ] = self::now_ms();
+		}
+		$user = get_current_user_id();
+		if ( $user <= 0 || isset( $this->saved[ $post_id ] ) ) {
+			return;
+		}
+		$this->saved[ $post_id ] = $this->changed[ $post_id ];
 		$this->write( $user, $post_id, $this->saved[ $post_id ], null );
 	}
 
@@ -60,7 +95,11 @@ class Live_Status_Log {
 	 * @param array<int,array<string,mixed>> $events Protocol events.
 	 */
 	public function on_committed( array $events ): void {
-		$user = get_current_user_id();
+		if ( $events && $this->settings->is_configured() ) {
+			$this->write_last_change( $events );
+		}
+		$this->changed = array();
+		$user          = get_current_user_id();
 		if ( $user <= 0 || ! $this->saved ) {
 			return;
 		}
@@ -79,7 +118,59 @@ class Live_Status_Log {
 		foreach ( $this->saved as $post_id => $at ) {
 			$this->write( $user, $post_id, $at, array() );
 		}
-		$this->saved = array();
+		$this->saved   = array();
+		$this->changed = array();
+	}
+
+	/**
+	 * The site's last change sent to the purger (stored in the outbox for it), or null when none
+	 * was sent yet: the posts saved in that request (`posts`, at most LAST_POSTS, and their
+	 * `count`), what the events say when no post was saved (`what`: a manual purge, a comment, an
+	 * option…), when (`at`, ms) and its event ids (`ids`), as `Live_Status` takes them.
+	 *
+	 * @return array{post:int,posts:int[],count:int,what:string,at:int,ids:string[]}|null
+	 */
+	public function last_change(): ?array {
+		$last = get_option( self::LAST_OPTION );
+		if ( ! is_array( $last ) || empty( $last['ids'] ) || ! is_array( $last['ids'] ) || ! isset( $last['at'] ) ) {
+			return null;
+		}
+		$posts = array_values( array_filter( array_map( 'intval', (array) ( $last['posts'] ?? array() ) ) ) );
+		return array(
+			'post'  => $posts[0] ?? 0,
+			'posts' => $posts,
+			'count' => max( count( $posts ), (int) ( $last['count'] ?? 0 ) ),
+			'what'  => is_string( $last['what'] ?? null ) ? $last['what'] : '',
+			'at'    => (int) $last['at'],
+			'ids'   => array_values( array_map( 'strval', $last['ids'] ) ),
+		);
+	}
+
+	/**
+	 * Write down the site's last change: this request's batch.
+	 *
+	 * @param array<int,array<string,mixed>> $events Protocol events, stored in the outbox.
+	 */
+	private function write_last_change( array $events ): void {
+		$ids = self::ids_of( $events );
+		if ( ! $ids ) {
+			return;
+		}
+		$reason = is_string( $events[0]['reason'] ?? null ) ? $events[0]['reason'] : '';
+		if ( mb_strlen( $reason ) > 120 ) {
+			$reason = mb_substr( $reason, 0, 119 ) . '…';
+		}
+		update_option(
+			self::LAST_OPTION,
+			array(
+				'posts' => array_slice( array_keys( $this->changed ), 0, self::LAST_POSTS ),
+				'count' => count( $this->changed ),
+				'what'  => $reason,
+				'at'    => $this->changed ? min( $this->changed ) : self::now_ms(),
+				'ids'   => array_slice( $ids, 0, Live_Status::MAX_IDS ),
+			),
+			false
+		);
 	}
 
 	/**

@@ -64,12 +64,23 @@ class Live_Status {
 		if ( array() === $entry['ids'] ) {
 			return $this->status( 'none', __( 'Nothing was sent to the edge: this change does not show on public pages.', 'varnish-edge' ) );
 		}
-		$result = $this->client->receipts( Settings::site_host( home_url() ), array_slice( $entry['ids'], 0, self::MAX_IDS ) );
+		$result = $this->receipts( $entry['ids'] );
 		if ( ! $result['ok'] ) {
 			/* translators: %s: what failed. */
 			return $this->status( 'failed', sprintf( __( 'Could not read the edge status: %s', 'varnish-edge' ), $result['error'] ) );
 		}
 		return $this->from_receipts( $result['body'], (int) $entry['at'] );
+	}
+
+	/**
+	 * The purger's receipts of some of this site's events (the first MAX_IDS), as
+	 * `Webhook_Client::receipts()` reads them: `body` is the answer `from_receipts()` takes.
+	 *
+	 * @param string[] $ids Event ids.
+	 * @return array{ok:bool,code:int,error:string,body:array<string,mixed>}
+	 */
+	public function receipts( array $ids ): array {
+		return $this->client->receipts( Settings::site_host( home_url() ), array_slice( array_values( $ids ), 0, self::MAX_IDS ) );
 	}
 
 	/**
@@ -122,19 +133,19 @@ class Live_Status {
 		$state   = 'pending';
 		$reasons = array();
 		$waiting = array();
-		foreach ( $nodes as $node ) {
+		foreach ( self::not_applied( $nodes ) as $node ) {
 			if ( 'failed' === $node['state'] ) {
 				$state = 'failed';
 				/* translators: 1: node name, 2: the error. */
-				$reasons[] = sprintf( __( '%1$s failed to apply it: %2$s', 'varnish-edge' ), $node['node'], $node['error'] ?? __( 'no reason given', 'varnish-edge' ) );
-			} elseif ( 'pending' === $node['state'] && isset( $node['error'] ) ) {
-				$state = 'failed' === $state ? $state : 'partial';
-				$reasons[] = false !== stripos( $node['detail'] ?? '', 'retrying' )
+				$reasons[] = sprintf( __( '%1$s failed to apply it: %2$s', 'varnish-edge' ), $node['node'], $node['error'] );
+			} elseif ( 'down' === $node['state'] ) {
+				$state     = 'failed' === $state ? $state : 'partial';
+				$reasons[] = $node['retrying']
 					/* translators: 1: node name, 2: the error. */
-					? sprintf( __( '%1$s has not applied it: down (%2$s), retrying', 'varnish-edge' ), $node['node'], self::plain_error( $node['error'] ) )
+					? sprintf( __( '%1$s has not applied it: down (%2$s), retrying', 'varnish-edge' ), $node['node'], $node['error'] )
 					/* translators: 1: node name, 2: the error. */
-					: sprintf( __( '%1$s has not applied it: down (%2$s)', 'varnish-edge' ), $node['node'], self::plain_error( $node['error'] ) );
-			} elseif ( 'pending' === $node['state'] ) {
+					: sprintf( __( '%1$s has not applied it: down (%2$s)', 'varnish-edge' ), $node['node'], $node['error'] );
+			} else {
 				$waiting[] = $node['node'];
 			}
 		}
@@ -145,6 +156,39 @@ class Live_Status {
 		/* translators: 1: nodes where the change is live, 2: all nodes, 3: which nodes have not applied it and why. */
 		$message = sprintf( _n( 'Live on %1$d of %2$d edge node; %3$s', 'Live on %1$d of %2$d edge nodes; %3$s', $total, 'varnish-edge' ), $live, $total, implode( '; ', $reasons ) );
 		return $this->status( $state, $message . self::via( $nodes ), $live, $total, $nodes );
+	}
+
+	/**
+	 * The nodes of a status that have not applied its events, and why: `failed` (the node gave
+	 * up on them: `error` is its reason), `down` (the purger cannot reach it: `error` in plain
+	 * words, `retrying` when the purger keeps trying) or `waiting` (not applied yet, no error).
+	 *
+	 * @param array<int,array<string,string>> $nodes Nodes of a status (`nodes`).
+	 * @return array<int,array{node:string,state:string,error:string,retrying:bool}>
+	 */
+	public static function not_applied( array $nodes ): array {
+		$out = array();
+		foreach ( $nodes as $node ) {
+			$state = (string) ( $node['state'] ?? '' );
+			if ( 'failed' === $state ) {
+				$error = $node['error'] ?? __( 'no reason given', 'varnish-edge' );
+			} elseif ( 'pending' === $state && isset( $node['error'] ) ) {
+				$state = 'down';
+				$error = self::plain_error( $node['error'] );
+			} elseif ( 'pending' === $state ) {
+				$state = 'waiting';
+				$error = '';
+			} else {
+				continue;
+			}
+			$out[] = array(
+				'node'     => (string) ( $node['node'] ?? '' ),
+				'state'    => $state,
+				'error'    => $error,
+				'retrying' => 'down' === $state && false !== stripos( $node['detail'] ?? '', 'retrying' ),
+			);
+		}
+		return $out;
 	}
 
 	/**

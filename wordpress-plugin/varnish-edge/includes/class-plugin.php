@@ -60,7 +60,7 @@ class Plugin {
 		$this->queue      = new Event_Queue( $this->settings, $this->outbox, $this->delivery );
 		$this->rate_limit = new Rate_Limit( $this->queue );
 		$this->manual     = new Manual_Purge( $this->settings );
-		$this->live_log   = new Live_Status_Log();
+		$this->live_log   = new Live_Status_Log( $this->settings );
 		$this->live       = new Live_Status( $this->settings, $client );
 
 		$keys = new Surrogate_Keys( $this->settings );
@@ -85,13 +85,15 @@ class Plugin {
 			new Media_Keys( $this->settings, $keys ),
 			new Rest_Keys( $this->settings, $keys ),
 			new Listing_Order(),
+			// What WordPress's own Site Health "Page cache" test counts as this cache.
+			new Page_Cache_Headers( $this->settings ),
 			// End of the request: released rate-limited keys (99), then the batch (100).
 			$this->rate_limit,
 			$this->queue,
 			// People's tools.
 			new Admin_Page( $this->settings, $this->outbox, $this->delivery, $this->queue, $this->manual, $this->live_log, $this->live ),
 			new Admin_Bar(),
-			new Site_Health( $this->settings, $this->outbox ),
+			new Site_Health( $this->settings, $this->outbox, $this->live_log, $this->live ),
 			// How far each person's change got: recorded, answered, shown in the block editor.
 			$this->live_log,
 			new Live_Status_Route( $this->live_log, $this->live ),

@@ -68,6 +68,60 @@ class Settings {
 	}
 
 	/**
+	 * A setting's label, as the settings page shows it (its errors name the field with it).
+	 *
+	 * @param string $name Setting name.
+	 */
+	public static function label( string $name ): string {
+		$labels = array(
+			'purger_url' => __( 'Purger URL', 'varnish-edge' ),
+			'secret'     => __( 'Webhook secret(s)', 'varnish-edge' ),
+			'namespace'  => __( 'Key namespace', 'varnish-edge' ),
+			'ttl'        => __( 'Long TTL (seconds)', 'varnish-edge' ),
+		);
+		return $labels[ $name ] ?? $name;
+	}
+
+	/**
+	 * What is wrong with a wp-config constant's value ('' when it is fine or not defined): a
+	 * constant bypasses the form's checks, so a bad value is ignored, and the page says so.
+	 *
+	 * @param string $name Setting name.
+	 */
+	public function constant_problem( string $name ): string {
+		if ( ! $this->is_constant( $name ) ) {
+			return '';
+		}
+		$constant = self::CONSTANTS[ $name ];
+		$value    = trim( (string) constant( $constant ) );
+		switch ( $name ) {
+			case 'purger_url':
+				return self::valid_url( untrailingslashit( $value ) ) ? ''
+					/* translators: %s: constant name. */
+					: sprintf( __( 'The %s constant is not an http:// or https:// URL with a host (and no query string or fragment): nothing is sent to the purger until it is fixed.', 'varnish-edge' ), $constant );
+			case 'secret':
+				$parts = array_filter( array_map( 'trim', explode( ',', $value ) ) );
+				$valid = self::parse_secrets( $value );
+				if ( ! $valid ) {
+					/* translators: %s: constant name. */
+					return sprintf( __( 'The %s constant holds no valid whsec_ secret: nothing is sent to the purger until it is fixed.', 'varnish-edge' ), $constant );
+				}
+				return count( $valid ) === count( $parts ) ? ''
+					/* translators: 1: constant name, 2: number of ignored values. */
+					: sprintf( _n( 'The %1$s constant holds %2$d value that is not a whsec_ secret: it is ignored.', 'The %1$s constant holds %2$d values that are not whsec_ secrets: they are ignored.', count( $parts ) - count( $valid ), 'varnish-edge' ), $constant, count( $parts ) - count( $valid ) );
+			case 'namespace':
+				return '' === $value || Key_Scheme::is_valid_namespace( $value ) ? ''
+					/* translators: %s: constant name. */
+					: sprintf( __( 'The %s constant is not a valid key namespace: it is ignored.', 'varnish-edge' ), $constant );
+			case 'ttl':
+				return ctype_digit( $value ) && (int) $value >= self::MIN_TTL && (int) $value <= self::MAX_TTL ? ''
+					/* translators: 1: constant name, 2: default seconds. */
+					: sprintf( __( 'The %1$s constant is not a whole number of seconds in the allowed range: the default, %2$d, is used.', 'varnish-edge' ), $constant, self::DEFAULT_TTL );
+		}
+		return '';
+	}
+
+	/**
 	 * Purger base URL without trailing slash ('' when unset).
 	 */
 	public function purger_url(): string {
@@ -196,15 +250,24 @@ class Settings {
 		$out   = $old;
 
 		if ( isset( $input['purger_url'] ) ) {
-			$url = untrailingslashit( trim( (string) $input['purger_url'] ) );
+			$url      = untrailingslashit( trim( (string) $input['purger_url'] ) );
+			$endpoint = preg_match( '#^(.*?)/v1/(?:events|receipts)/?$#i', $url, $m ) ? $m[1] : null;
+			if ( null !== $endpoint && self::valid_url( $endpoint ) ) {
+				// The endpoint itself pasted in: the plugin adds /v1/events (and /v1/receipts).
+				$url = $endpoint;
+			}
 			if ( $url === $old['purger_url'] ) {
 				$out['purger_url'] = $old['purger_url'];
 			} elseif ( ! self::can_edit_purger_url() ) {
 				$this->error( 'purger_url', __( 'Only network administrators can change the purger URL on a multisite network. The previous value was kept.', 'varnish-edge' ) );
 			} elseif ( '' !== $url && ! in_array( strtolower( (string) wp_parse_url( $url, PHP_URL_SCHEME ) ), array( 'http', 'https' ), true ) ) {
-				$this->error( 'purger_url', __( 'The purger URL must start with http:// or https:// (other schemes are refused). The previous value was kept.', 'varnish-edge' ) );
+				$this->error( 'purger_url', __( 'The purger URL must start with http:// or https:// (other schemes are refused), such as http://purger:8090. The previous value was kept.', 'varnish-edge' ) );
 			} elseif ( '' === $url || self::valid_url( $url ) ) {
 				$out['purger_url'] = esc_url_raw( $url, array( 'http', 'https' ) );
+				if ( null !== $endpoint && $url === $endpoint ) {
+					/* translators: %s: the saved base URL. */
+					$this->error( 'purger_url', sprintf( __( 'Saved as %s, the purger\'s base URL: the plugin adds /v1/events itself.', 'varnish-edge' ), $out['purger_url'] ), 'info' );
+				}
 			} else {
 				$this->error( 'purger_url', __( 'The purger URL must be an absolute URL with a host and no query string or fragment, such as http://purger:8090. The previous value was kept.', 'varnish-edge' ) );
 			}
@@ -249,11 +312,17 @@ class Settings {
 	}
 
 	/**
-	 * Record a settings error (visible on the settings page).
+	 * Record a settings notice (visible on the settings page), naming its field. WordPress prints
+	 * these as HTML: the message is plain text, escaped here.
+	 *
+	 * @param string $field   Setting name.
+	 * @param string $message What is wrong (or, for `info`, what was done).
+	 * @param string $type    `error` or `info`.
 	 */
-	private function error( string $field, string $message ): void {
+	private function error( string $field, string $message, string $type = 'error' ): void {
 		if ( function_exists( 'add_settings_error' ) ) {
-			add_settings_error( self::OPTION, 'varnish-edge-' . $field, $message, 'error' );
+			/* translators: 1: field label (Purger URL), 2: the message. */
+			add_settings_error( self::OPTION, 'varnish-edge-' . $field, esc_html( sprintf( __( '%1$s: %2$s', 'varnish-edge' ), self::label( $field ), $message ) ), $type );
 		}
 	}
 }
