@@ -80,6 +80,17 @@ def e2e_rows():
     return rows
 
 
+def own_site_rows():
+    d = load("stack/compose/own-site.json")
+    if d is None:
+        return [missing("a new user puts the edge in front of their own WordPress", "make test-compose")]
+    wp = f", WordPress {d['wordpress']}" if d.get("wordpress") else ""
+    return [("a new user, the edge in front of a stock WordPress over HTTPS (README's commands, images built): "
+             "first command → plugin uploaded and configured in a browser → an edit fresh at the edge; then an editor's save → fresh",
+             f"{n(d.get('readme_first_command_to_fresh_edit_s'))} s; save → fresh {n(d.get('save_to_fresh_ms'))} ms",
+             "`make test-compose` (stack/compose/own-site-test.sh)", when(d) + wp)]
+
+
 def bulk_rows():
     d = load("stack/e2e/bulk-actions.json")
     if d is None:
@@ -497,7 +508,7 @@ def purger_wait_table():
 
 
 def readme_table():
-    rows = e2e_rows() + bulk_rows() + freshness_rows() + stage_rows() + cache_size_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
+    rows = e2e_rows() + own_site_rows() + bulk_rows() + freshness_rows() + stage_rows() + cache_size_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
     out = ["| what | figure | script | measured |", "|---|---|---|---|"]
     out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     return "\n".join(out)

@@ -24,6 +24,7 @@ published=(
   "purger/wait-latency.json   purger/bench/wait-latency.json    npm run bench:wait (purger/)"
   "e2e.json                   stack/e2e/results.json            make test-e2e"
   "e2e/bulk-actions.json      stack/e2e/bulk-actions.json       make test-e2e"
+  "compose/own-site.json      stack/compose/own-site.json       make test-compose"
   "reliability/quick.json     reliability/results/quick.json    make test-reliability"
   "e2e/editor-live.png        docs/img/editor-live.png          make test-e2e"
 )

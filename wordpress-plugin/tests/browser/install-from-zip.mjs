@@ -1,6 +1,7 @@
 // A site owner installs the plugin from its zip into a WordPress that never had it: Plugins → Add
 // New → Upload Plugin → Install Now → Activate, then the settings page (purger URL, secret,
-// namespace; Test connection), Site Health's status and info tabs, and a Quick Edit of a post.
+// namespace; Test connection), Site Health's status (ours and core's page-cache check) and info
+// tabs, and a Quick Edit of a post.
 // Env: WP_URL, WP_USER, WP_PASS, ZIP, PURGER_URL, SECRET, NAMESPACE, POST_ID, NEW_TITLE.
 // Prints one JSON line with what it saw (lib.mjs's run); any problem on a page fails it.
 import { login, run, watchedPage } from './lib.mjs';
@@ -52,6 +53,10 @@ await run(async (browser, result) => {
   await page.waitForSelector('#setting-error-settings_updated');
   result.purger_url_after_save = await page.inputValue('#varnish-edge-purger_url');
   result.namespace_after_save = await page.inputValue('#varnish-edge-namespace');
+  // The secret is never shown back: an empty field, and a line saying it is set.
+  result.secret_field_after_save = await page.inputValue('#varnish-edge-secret');
+  result.secret_state = await text(page, '#varnish-edge-secret-state');
+  result.secret_in_page = (await page.content()).includes(env.SECRET);
   result.steps.push('configured');
 
   await Promise.all([page.waitForURL(/page=varnish-edge/), page.click('#varnish-edge-test')]);
@@ -65,6 +70,15 @@ await run(async (browser, result) => {
   const ours = page.locator('.health-check-accordion-trigger', { hasText: 'Cache purges reach the purger' });
   result.health_result_in = await ours.first().evaluate((el) => el.closest('[id^="health-check-issues-"]')?.id ?? '');
   result.health_result = await ours.first().evaluate((el) => el.textContent.replace(/\s+/g, ' ').trim());
+  result.health_detail = await page
+    .locator('#health-check-accordion-block-varnish_edge')
+    .evaluate((el) => el.textContent.replace(/\s+/g, ' ').trim());
+  // Core's own "Page cache" check (WordPress 6.1+): where it landed and what it says.
+  const pageCache = page.locator('.health-check-accordion-trigger', { hasText: /page cache/i });
+  result.page_cache = (await pageCache.count()) === 0 ? null : {
+    in: await pageCache.first().evaluate((el) => el.closest('[id^="health-check-issues-"]')?.id ?? ''),
+    text: await pageCache.first().evaluate((el) => el.textContent.replace(/\s+/g, ' ').trim()),
+  };
   result.steps.push('site health');
 
   // Site Health → Info: the sections render, the directory sizes arrive, the plugin is listed active.
