@@ -96,7 +96,7 @@ render() {
   if [[ ! $host =~ ^[0-9.]+$ && ! $host =~ : ]]; then
     # The VCL compiler resolves the name once, when the VCL loads: it must resolve now.
     [[ -n $(resolve "$host" 60) ]] ||
-      die "ORIGIN_URL=$ORIGIN_URL: the host '$host' does not resolve from this container (a compose service name, a DNS name, or host.docker.internal for the Docker host)"
+      die "ORIGIN_URL=$ORIGIN_URL: the host '$host' does not resolve from this container (a compose service name, a DNS name, or host.docker.internal for the Docker host)$([[ $ORIGIN_URL == http://wordpress:8081 ]] && echo "; that is the demo's WordPress: docker compose --profile demo up, or set ORIGIN_URL to yours")"
     [[ $host != *.* ]] || [[ $(getent ahosts "$host" | awk '{ print $1 }' | sort -u | wc -l) -le 2 ]] ||
       log "ORIGIN_URL=$ORIGIN_URL: '$host' has several addresses; Varnish uses one"
   fi
