@@ -82,9 +82,13 @@ await run(async (browser, result) => {
   await page.goto(`${base}/wp-admin/post-new.php`);
   await page.waitForFunction(() => window.wp?.data?.select('core/block-editor') && window.wp.blocks?.getBlockType('core/image'));
   // The welcome guide opens on a first visit, maybe after this point: switch it off where the
-  // editor keeps it (the preferences store, WordPress 6.0 and later), which also closes it.
-  await page.evaluate(() => window.wp.data.dispatch('core/preferences').set('core/edit-post', 'welcomeGuide', false));
-  await page.locator('.components-guide').waitFor({ state: 'hidden' });
+  // editor keeps it (the preferences store, WordPress 6.0 and later), which also closes it. Set
+  // again until the guide is gone: the user's saved preferences, loaded a moment later on a busy
+  // machine, can turn it back on.
+  await page.waitForFunction(() => {
+    window.wp.data.dispatch('core/preferences').set('core/edit-post', 'welcomeGuide', false);
+    return !document.querySelector('.components-guide');
+  }, null, { polling: 500 });
   const clientId = await page.evaluate(() => {
     const block = window.wp.blocks.createBlock('core/image');
     window.wp.data.dispatch('core/block-editor').insertBlocks(block);
