@@ -8,7 +8,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 run=()
-[[ -n ${VARNISH_IMAGE:-} ]] && run=(docker run --rm -v "$PWD:/src:ro" -w /src/vcl/tests "$VARNISH_IMAGE")
+# --entrypoint "": the tools themselves, not the image's entry point (which renders compose's VCL).
+[[ -n ${VARNISH_IMAGE:-} ]] && run=(docker run --rm --entrypoint "" -v "$PWD:/src:ro" -w /src/vcl/tests "$VARNISH_IMAGE")
 cd vcl/tests || exit 1
 echo "vcl: $("${run[@]}" varnishd -V 2>&1 | head -n 1)"
 # -t 300: a test's own waits are short; the default 60 s limit on the whole test is what a busy

@@ -8,6 +8,7 @@
 #                              VCL loads): docker compose exec varnish /opt/varnish-edge/start.sh reload
 #   start.sh health            the healthcheck: the VCL is loaded and its probe finds the origin
 #                              serving; otherwise one line naming ORIGIN_URL and what the probe saw
+#   start.sh COMMAND...        any other command, run as given (docker compose run varnish varnishstat)
 #
 # Settings (docker-compose.yml, .env):
 #   ORIGIN_URL     http://HOST[:PORT] of the WordPress origin: a compose service, a host name, an
@@ -138,5 +139,5 @@ health)
   varnishadm -n "$state" backend.list -p default 2>/dev/null | grep -iE 'happy|good|bad|sick|[0-9]{3}' | tail -n 4
   exit 1
   ;;
-*) die "usage: start.sh varnishd ARGS... | reload | health" ;;
+*) exec "$@" ;;   # any other command as given (varnishstat, varnishadm, varnishtest...)
 esac
