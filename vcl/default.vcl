@@ -72,7 +72,7 @@ sub vcl_init {
     var.set("mc_purge_token", std.fileread("/run/secrets/varnish_purge_token"));
     call mc_purge_token_parse;
     if (var.get("mc_purge_token_unusable")) {
-        return (fail("entry VCL: /run/secrets/varnish_purge_token is missing or holds no usable purge token (16 or more visible ASCII characters without spaces: the purger's VARNISH_PURGE_TOKEN)"));
+        return (fail("entry VCL: /run/secrets/varnish_purge_token is missing or holds no usable purge token (16 to 128 visible ASCII characters without spaces: the purger's VARNISH_PURGE_TOKEN)"));
     }
 }
 

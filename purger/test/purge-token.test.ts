@@ -72,6 +72,8 @@ describe('the purger and the shipped VCL agree on what a token is', () => {
     ['16 visible characters', TOKEN, true],
     ['16 with whitespace and newlines around them', `\n  ${TOKEN} \t\n\n`, true],
     ['100 visible characters', 'x'.repeat(100), true],
+    ['128 visible characters (the most the VCL compares)', 'x'.repeat(128), true],
+    ['129 characters', 'x'.repeat(129), false],
     ['15 characters', TOKEN.slice(1), false],
     ['a space inside', 'tok 0123456789abcdef', false],
     ['two lines', `${TOKEN}\n${TOKEN}\n`, false],

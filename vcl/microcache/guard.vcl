@@ -22,9 +22,6 @@ sub mc_guard_recv {
         unset req.http.x-mc-http10;
         unset req.http.x-mc-device;
         unset req.http.x-mc-relay;
-        # No longer used (generations are gone), but origin-headers.vcl lets
-        # x-mc-* through: a client's must not reach the origin either.
-        unset req.http.x-mc-gen;
     }
     # TRACE, CONNECT, made-up methods: 405 with Allow (mc_guard_synth).
     if (req.method == "GET" || req.method == "HEAD" || req.method == "PURGE" ||

@@ -52,7 +52,8 @@ sub mc_invalidate_allowed {
             std.log("mc: " + req.method + " refused: mc_purge_token is not a usable token (purge-token.vcl)");
             return (synth(403, "Forbidden"));
         }
-        if (req.http.X-Purge-Token != var.get("mc_purge_token")) {
+        call mc_purge_token_compare;
+        if (var.get("mc_purge_token_wrong") != "0") {
             std.log("mc: " + req.method + " refused: missing or wrong X-Purge-Token");
             return (synth(403, "Forbidden"));
         }

@@ -18,13 +18,14 @@ import header;
 # representative, device.vcl), Accept-Encoding (gzip or none, Varnish's),
 # X-Forwarded-For (the client address, forwarded.vcl), X-Forwarded-Proto
 # (Varnish's, in the key), X-Varnish (the fetch id; X-Vinyl on Vinyl Cache 9.0),
-# x-mc-* (our flags, read
-# back in vcl_backend_response).
+# and by name the x-mc-* flags the backend side reads back (set by the feature
+# files after guard.vcl cleared the client's): any other x-mc-* name a client
+# invents (x-mc-forwarded-host...) is dropped like every unknown header.
 sub mc_origin_headers_backend_fetch {
     if (bereq.uncacheable) {
         return;
     }
-    header.regsub(bereq, "^(?!(?i)(host|user-agent|accept-encoding|x-forwarded-for|x-forwarded-proto|x-varnish|x-vinyl|x-mc-[!#-'*+.0-9^-z|~-]*)[ \t]*:)", "x-mc-drop: ");
+    header.regsub(bereq, "^(?!(?i)(host|user-agent|accept-encoding|x-forwarded-for|x-forwarded-proto|x-varnish|x-vinyl|x-mc-(device|http10|plain|refresh|relay|static))[ \t]*:)", "x-mc-drop: ");
     call mc_policy_origin_headers;
     unset bereq.http.x-mc-drop;
 }
