@@ -1,6 +1,7 @@
 <?php
 use VarnishEdge\Admin_Page;
 use VarnishEdge\CLI_Command;
+use VarnishEdge\Live_Status;
 use VarnishEdge\Live_Status_Log;
 use VarnishEdge\Plugin;
 use VarnishEdge\Settings;
@@ -70,8 +71,8 @@ class LiveStatusTest extends VE_TestCase {
 		$this->assertSame( 200, $this->live_status( $editor, array( 'post' => $hers ) )->get_status(), 'an editor edits others\' posts' );
 
 		$missing = $this->live_status( 1, array( 'post' => 999999 ) );
-		$this->assertSame( 404, $missing->get_status() );
-		$this->assertSame( 'There is no post with ID 999999.', $missing->get_data()['message'] );
+		$this->assertSame( 403, $missing->get_status(), 'no post: refused like a post one may not edit' );
+		$this->assertSame( 'Sorry, you are not allowed to see the status of this post.', $missing->get_data()['message'] );
 		foreach ( array( 'abc', '0', '-4', '1.5' ) as $bad ) {
 			$response = $this->live_status( 1, array( 'post' => $bad ) );
 			$this->assertSame( 400, $response->get_status(), $bad );
@@ -81,6 +82,172 @@ class LiveStatusTest extends VE_TestCase {
 		$this->assertSame( 403, $this->live_status( $editor )->get_status(), 'manual purges: the purge capability' );
 		$this->assertSame( 200, $this->live_status( 1 )->get_status() );
 		wp_delete_user( $subscriber );
+		wp_delete_user( $editor );
+	}
+
+	/**
+	 * Security review: the route answered "There is no post with ID N" (404) before checking
+	 * permissions, so anyone could tell which ids exist (drafts, revisions, private types). Now a
+	 * post one may not edit and an id that is no post get the very same answer.
+	 */
+	public function test_strangers_cannot_tell_which_post_ids_exist(): void {
+		global $wpdb;
+		$subscriber = $this->user( 'subscriber' );
+		$draft      = self::$ids['draft']; // The administrator's draft.
+		$private    = wp_insert_post( array( 'post_title' => 'Private', 'post_status' => 'private', 'post_content' => 'x' ) );
+		$missing    = (int) $wpdb->get_var( "SELECT MAX(ID) FROM {$wpdb->posts}" ) + 1000;
+		$answer     = function ( int $user, int $post ): array {
+			$response = $this->live_status( $user, array( 'post' => $post ) );
+			return array( $response->get_status(), $response->get_data(), $response->get_headers() );
+		};
+
+		foreach ( array( 'anonymous' => 0, 'subscriber' => $subscriber, 'an author' => self::$ids['alice'] ) as $who => $user ) {
+			$none = $answer( $user, $missing );
+			$this->assertSame( 0 === $user ? 401 : 403, $none[0], $who );
+			$this->assertSame( 'rest_forbidden', $none[1]['code'], $who );
+			$this->assertSame( $none, $answer( $user, $draft ), "$who: a draft and no post answer alike" );
+			$this->assertSame( $none, $answer( $user, $private ), "$who: a private post and no post answer alike" );
+			$this->assertStringNotContainsString( (string) $missing, wp_json_encode( $none ), $who );
+		}
+		$this->assertSame( 200, $this->live_status( 1, array( 'post' => $draft ) )->get_status(), 'the draft\'s author may' );
+		wp_delete_post( $private, true );
+		wp_delete_user( $subscriber );
+	}
+
+	/** Save a post as a user, as an editor's request does, up to its end (the batch delivered). */
+	private function save_as( int $user, int $post ): void {
+		wp_set_current_user( $user );
+		wp_update_post( array( 'ID' => $post, 'post_content' => "saved by $user " . microtime( true ) ) );
+		$this->end_request();
+		wp_set_current_user( 1 );
+	}
+
+	/**
+	 * The block editor polls the route: with the purger accepting connections and never answering,
+	 * each poll held a PHP worker for the whole webhook timeout. The failure is remembered per site
+	 * (Live_Status::DOWN_FOR): polls in a row, of any user, open one connection in all, and say when
+	 * to ask again (`retryAfter`). Security review: the purger's URL and the transport error are
+	 * shown only to those who may purge. Counted connections, not time: this asserts no duration.
+	 */
+	public function test_a_silent_purger_is_asked_once_while_remembered_and_named_only_to_purgers(): void {
+		$alice = self::$ids['alice'];
+		$hers  = self::$ids['delta'];
+		$mine  = self::$ids['foxtrot'];
+		$this->save_as( 1, $mine ); // Delivered to the suite's receiver: the saves have event ids.
+		$this->save_as( $alice, $hers );
+
+		$silent = stream_socket_server( 'tcp://127.0.0.1:0', $errno, $error ); // Never accepts: the kernel completes the handshakes.
+		$this->assertNotFalse( $silent, $error );
+		$address = stream_socket_get_name( $silent, false );
+		update_option( Settings::OPTION, array_merge( $this->saved, array( 'purger_url' => "http://$address" ) ) );
+
+		$polls = array();
+		for ( $i = 0; $i < 4; $i++ ) {
+			$polls[] = $this->live_status( 1, array( 'post' => $mine ) );
+		}
+		$authors = array();
+		for ( $i = 0; $i < 2; $i++ ) {
+			$authors[] = $this->live_status( $alice, array( 'post' => $hers ) );
+		}
+		$connections = self::accept_all( $silent );
+		fclose( $silent );
+		$this->assertSame( 1, $connections, 'six polls, one connection to the silent purger' );
+
+		foreach ( array_merge( $polls, $authors ) as $i => $response ) {
+			$data = $response->get_data();
+			$this->assertSame( 200, $response->get_status(), "poll $i" );
+			$this->assertSame( 'failed', $data['state'], "poll $i" );
+			$this->assertGreaterThan( 0, $data['retryAfter'], "poll $i" );
+			$this->assertLessThanOrEqual( Live_Status::DOWN_FOR, $data['retryAfter'], "poll $i" );
+			$this->assertSame( (string) $data['retryAfter'], $response->get_headers()['Retry-After'], "poll $i" );
+		}
+		foreach ( $polls as $response ) {
+			$this->assertStringStartsWith( "Could not read the edge status: Could not reach the purger at http://$address/v1/receipts: ", $response->get_data()['message'], 'the administrator may purge: details' );
+		}
+		foreach ( $authors as $response ) {
+			$data = $response->get_data();
+			$this->assertSame( 'Could not read the edge status: the purger cannot be reached right now.', $data['message'], 'an author: no URL, no transport error' );
+			$this->assertStringNotContainsString( (string) wp_parse_url( "http://$address", PHP_URL_PORT ), wp_json_encode( $data ) );
+			$this->assertSame( '', $data['statusUrl'], 'an author cannot open the status panel' );
+		}
+
+		// Another purger URL is not the remembered one: it is asked at once.
+		$other = stream_socket_server( 'tcp://127.0.0.1:0', $errno, $error );
+		$this->assertNotFalse( $other, $error );
+		update_option( Settings::OPTION, array_merge( $this->saved, array( 'purger_url' => 'http://' . stream_socket_get_name( $other, false ) ) ) );
+		$this->live_status( 1, array( 'post' => $mine ) );
+		$this->assertSame( 1, self::accept_all( $other ), 'a new purger URL is asked' );
+		fclose( $other );
+	}
+
+	/**
+	 * Accept every connection waiting on a listener (those the client has closed since count too);
+	 * how many there were.
+	 *
+	 * @param resource $listener A stream_socket_server().
+	 */
+	private static function accept_all( $listener ): int {
+		$count = 0;
+		while ( true ) {
+			$read  = array( $listener );
+			$none  = null;
+			$ready = stream_select( $read, $none, $none, 0, 200000 );
+			if ( ! $ready ) {
+				return $count;
+			}
+			$connection = stream_socket_accept( $listener, 0 );
+			if ( ! $connection ) {
+				return $count;
+			}
+			fclose( $connection );
+			++$count;
+		}
+	}
+
+	/**
+	 * Security review: node names and addresses and their errors are for those who may purge (the
+	 * administrator; an editor when `varnish_edge_purge_capability` says so); an author, or an
+	 * editor who may not purge, gets counts. A real purger, its only node stopped.
+	 */
+	public function test_node_names_and_errors_only_for_those_who_may_purge(): void {
+		$this->start_purger();
+		$node   = $this->purger['nodes'][0];
+		$editor = $this->user( 'editor' );
+		$alice  = self::$ids['alice'];
+		$hers   = self::$ids['golf'];
+		$this->node( 'stop' );
+		$this->save_as( $alice, $hers );
+		$this->save_as( $editor, $hers );
+		$this->save_as( 1, $hers );
+
+		$admin = $this->until( $hers, static fn( $s ) => 'partial' === $s['state'], 15 );
+		$this->assertStringContainsString( "$node has not applied it: down (connection refused)", $admin['message'] );
+		$this->assertSame( $node, $admin['nodes'][0]['node'] );
+
+		$counted = static function ( array $data, string $who ) use ( $node ): void {
+			self::assertSame( 'partial', $data['state'], $who );
+			self::assertSame( 'Live on 0 of 1 edge node; 1 node is down', $data['message'], $who );
+			self::assertSame( array( 0, 1 ), array( $data['live'], $data['total'] ), $who );
+			self::assertSame( array(), $data['nodes'], $who );
+			self::assertSame( '', $data['statusUrl'], $who );
+			$json = wp_json_encode( $data );
+			foreach ( array( $node, '127.0.0.1', 'connection refused' ) as $secret ) {
+				self::assertStringNotContainsString( $secret, $json, "$who: $secret" );
+			}
+		};
+		$counted( $this->live_status( $alice, array( 'post' => $hers ) )->get_data(), 'the author of the post' );
+		$counted( $this->live_status( $editor, array( 'post' => $hers ) )->get_data(), 'an editor who may not purge' );
+
+		$may_purge = static fn(): string => 'edit_others_posts';
+		add_filter( 'varnish_edge_purge_capability', $may_purge );
+		try {
+			$data = $this->live_status( $editor, array( 'post' => $hers ) )->get_data();
+		} finally {
+			remove_filter( 'varnish_edge_purge_capability', $may_purge );
+		}
+		$this->assertStringContainsString( "$node has not applied it: down (connection refused)", $data['message'], 'an editor who may purge' );
+		$this->assertSame( $node, $data['nodes'][0]['node'] );
+		$this->assertSame( '', $data['statusUrl'], 'the status panel needs manage_options' );
 		wp_delete_user( $editor );
 	}
 

@@ -2,8 +2,12 @@
  * Varnish Edge: after each save of the post in the block editor (autosaves excepted), asks the
  * plugin's live-status route how far the change got and shows the answer as the notice
  * "varnish-edge-live": success once it is live on every edge node, a warning naming the node
- * that has not applied it. Asks every 250 ms for 10 s, then every 2 s for 2 minutes while a node
- * is still retrying. No build step: wp.data, wp.apiFetch, wp.i18n and wp.url only.
+ * that has not applied it (by name for those who may purge, as a count for the others). Asks
+ * every 250 ms for 10 s, then every 2 s for 2 minutes while a node is still retrying; when the
+ * answer says the purger cannot be reached (retryAfter, in seconds: the site remembers the failure
+ * that long and does not ask the purger again meanwhile), it waits that long before asking again.
+ * The "Edge status" link only when the answer or the page gives the status panel's URL. No build
+ * step: wp.data, wp.apiFetch, wp.i18n and wp.url only.
  */
 ((wp, config) => {
 	if (!wp || !config) {
@@ -27,10 +31,11 @@
 			return;
 		}
 		const kinds = { live: 'success', pending: 'info' };
+		const url = status.statusUrl ?? config.statusUrl;
 		notices().createNotice(kinds[status.state] || 'warning', status.message, {
 			id: NOTICE,
 			isDismissible: true,
-			actions: [{ label: __('Edge status', 'varnish-edge'), url: status.statusUrl || config.statusUrl }],
+			actions: url ? [{ label: __('Edge status', 'varnish-edge'), url }] : [],
 		});
 	};
 
@@ -48,7 +53,9 @@
 				if (status.state === 'live' || status.state === 'none' || elapsed > GIVE_UP_MS) {
 					return;
 				}
-				setTimeout(() => poll(postId, mine, started), elapsed < FAST_FOR_MS ? FAST_MS : SLOW_MS);
+				const next = elapsed < FAST_FOR_MS ? FAST_MS : SLOW_MS;
+				const backOff = Number(status.retryAfter) > 0 ? Number(status.retryAfter) * 1000 : 0;
+				setTimeout(() => poll(postId, mine, started), Math.max(next, backOff));
 			},
 			(error) => {
 				if (mine === run) {

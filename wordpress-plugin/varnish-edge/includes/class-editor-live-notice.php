@@ -10,7 +10,7 @@ namespace VarnishEdge;
 /**
  * Loads `assets/live-status.js` into the block editor: after each save that is not an autosave
  * it asks the live-status route until the change is live on every edge node, and shows the answer
- * as the notice `varnish-edge-live`, with a link to the status panel.
+ * as the notice `varnish-edge-live`, with a link to the status panel for those who may open it.
  */
 class Editor_Live_Notice {
 
@@ -53,7 +53,7 @@ class Editor_Live_Notice {
 			'window.varnishEdgeLive = ' . wp_json_encode(
 				array(
 					'path'      => '/' . Live_Status_Route::NAMESPACE . Live_Status_Route::ROUTE,
-					'statusUrl' => Live_Status::status_url(),
+					'statusUrl' => current_user_can( 'manage_options' ) ? Live_Status::status_url() : '',
 				)
 			) . ';',
 			'before'

@@ -87,11 +87,13 @@ class Webhook_Client {
 	 * The receipts of some of the site's events (POST /v1/receipts): per node, whether every one
 	 * of them is applied.
 	 *
-	 * @param string   $site Site host.
-	 * @param string[] $ids  Event ids (1-100).
+	 * @param string     $site    Site host.
+	 * @param string[]   $ids     Event ids (1-100).
+	 * @param float|null $timeout Seconds to wait for the answer (WordPress's cURL transport waits
+	 *                            at least 1 s); null: the `varnish_edge_timeout` of a webhook.
 	 * @return array{ok:bool,code:int,error:string,body:array<string,mixed>} `body`: the purger's answer when ok.
 	 */
-	public function receipts( string $site, array $ids ): array {
+	public function receipts( string $site, array $ids, ?float $timeout = null ): array {
 		$result = array( 'body' => array() );
 		if ( ! $this->settings->is_configured() ) {
 			return $result + $this->result( false, 0, __( 'The purger URL or a valid whsec_ secret is not configured.', 'varnish-edge' ) );
@@ -104,7 +106,7 @@ class Webhook_Client {
 			JSON_UNESCAPED_SLASHES
 		);
 		$endpoint = $this->settings->receipts_endpoint();
-		$response = $this->post( $endpoint, 'rcpt_' . bin2hex( random_bytes( 12 ) ), $body );
+		$response = $this->post( $endpoint, 'rcpt_' . bin2hex( random_bytes( 12 ) ), $body, $timeout );
 		if ( is_wp_error( $response ) ) {
 			/* translators: 1: endpoint URL, 2: transport error. */
 			return $result + $this->result( false, 0, sprintf( __( 'Could not reach the purger at %1$s: %2$s', 'varnish-edge' ), $endpoint, $response->get_error_message() ) );
@@ -130,18 +132,19 @@ class Webhook_Client {
 	}
 
 	/**
-	 * POST a signed JSON body (no redirects, the configured timeout).
+	 * POST a signed JSON body (no redirects, the configured timeout unless `$timeout` is given).
 	 *
-	 * @param string $endpoint   URL.
-	 * @param string $message_id Webhook id.
-	 * @param string $body       Raw JSON body (signed as sent).
+	 * @param string     $endpoint   URL.
+	 * @param string     $message_id Webhook id.
+	 * @param string     $body       Raw JSON body (signed as sent).
+	 * @param float|null $timeout    Seconds; null: the filter `varnish_edge_timeout`.
 	 * @return array<string,mixed>|\WP_Error The response.
 	 */
-	private function post( string $endpoint, string $message_id, string $body ): array|\WP_Error {
+	private function post( string $endpoint, string $message_id, string $body, ?float $timeout = null ): array|\WP_Error {
 		return wp_remote_post(
 			$endpoint,
 			array(
-				'timeout'     => (int) apply_filters( 'varnish_edge_timeout', self::TIMEOUT ),
+				'timeout'     => $timeout ?? (int) apply_filters( 'varnish_edge_timeout', self::TIMEOUT ),
 				'redirection' => 0,
 				'headers'     => Webhook_Signer::headers( $message_id, time(), $body, $this->settings->secrets() ),
 				'body'        => $body,
