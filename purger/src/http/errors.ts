@@ -32,7 +32,6 @@ export function describeValidation(v: ValidationIssue): { field: string; message
       return { field: `${v.instancePath}/${String(p.additionalProperty)}`, message: `unknown field "${String(p.additionalProperty)}"` };
     case 'pattern':
       if (/\/urls\/\d+$/.test(field)) return { field, message: 'URL must be printable ASCII without spaces (percent-encode anything else)' };
-      if (/\/refresh\/\d+$/.test(field)) return { field, message: 'refresh URL must be printable ASCII without spaces (percent-encode anything else)' };
       if (/\/tags\/\d+$/.test(field)) return { field, message: `tag must match ${String(p.pattern)} (letters, digits and _.:- only)` };
       if (field === '/id') return { field, message: 'event id must be 1 to 128 characters: letters, digits and _.:- only' };
       if (field === '/site') return { field, message: 'site must be a normalized host[:port]: lower-case, no trailing dot, no :80/:443' };
@@ -44,7 +43,6 @@ export function describeValidation(v: ValidationIssue): { field: string; message
     case 'minItems':
       return { field, message: `needs at least ${String(p.limit)} item(s)` };
     case 'maxLength':
-      if (/\/refresh\/\d+$/.test(field)) return { field, message: `refresh URL too long: at most ${String(p.limit)} characters` };
       return { field, message: `too long: at most ${String(p.limit)} characters` };
     default:
       return { field, message: v.message ?? 'invalid' };

@@ -26,7 +26,7 @@ const EventFields = {
   soft: Type.Optional(Type.Boolean({ default: false })),
   reason: Type.Optional(Type.String({ maxLength: 500 })),
   refresh: Type.Optional(
-    Type.Array(Type.String({ minLength: 1, maxLength: 2048, pattern: URL_PATTERN }), {
+    Type.Array(Type.String({ description: 'an absolute URL of the site (the grammar of `urls`); one outside it is dropped and logged, the event stored without it' }), {
       maxItems: MAX_REFRESH_URLS,
       description: 'pages each node re-fetches after applying the event, if readers requested them recently; most important first (docs/protocol.md §1)',
     }),

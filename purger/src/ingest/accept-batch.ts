@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { Metrics } from '../metrics.js';
-import { toStoredEvent, type InputEvent, type StoredEvent } from './event-model.js';
+import { toStoredEvent, type DroppedRefresh, type InputEvent, type StoredEvent } from './event-model.js';
 import { NotReplicatedError, type StreamLog } from '../store/stream-log.js';
 import type { TenantLimiter, TenantLimits } from './tenant-limiter.js';
 
@@ -80,13 +80,19 @@ export class Ingest {
     }
     const now = Date.now();
     const stored: StoredEvent[] = [];
+    const dropped: DroppedRefresh[] = [];
     for (let i = 0; i < n; i++) {
-      const r = toStoredEvent(body.events[i]!, body.site, i, `op-${randomUUID()}`, now, this.tagPrefixes.get(body.site));
+      const r = toStoredEvent(body.events[i]!, body.site, i, `op-${randomUUID()}`, now, this.tagPrefixes.get(body.site), (d) => dropped.push(d));
       if ('field' in r) {
         this.metrics.eventsReceived.inc({ outcome: 'invalid' }, n);
         throw new HttpError(400, 'invalid', r.message, r.field);
       }
       stored.push(r);
+    }
+    if (dropped.length > 0) {
+      // A refresh URL is a hint: a bad one (a menu link written http://user@host/) costs that
+      // page's refresh, never the batch's invalidations.
+      logger.warn({ messageId, site: body.site, count: dropped.length, dropped: dropped.slice(0, 10) }, 'refresh URLs outside the URL grammar dropped; the events are stored without them');
     }
     if (charge && this.limiter) this.enforceCap(body.site, n, charge.bytes, messageId, logger);
     let res: Awaited<ReturnType<typeof this.log.append>>;

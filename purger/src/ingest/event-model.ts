@@ -1,5 +1,5 @@
 // The event model: events as received and as stored, and the per-event rules of docs/protocol.md.
-import { urlToPath } from './normalize.js';
+import { parseSiteUrl, redactUrl, urlToPath } from './normalize.js';
 import { inNamespace, NAMESPACE_SEPARATOR } from './tag-namespace.js';
 
 /** docs/protocol.md: `time` is an RFC 3339 date-time (Date.parse alone also takes "1", RFC 1123…). */
@@ -49,10 +49,19 @@ export interface FieldError {
   message: string;
 }
 
+/** A `refresh` URL left out of the stored event: `url` is redacted for logs (redactUrl). */
+export interface DroppedRefresh {
+  field: string;
+  url: string;
+  why: string;
+}
+
 /**
  * Checks what the schema cannot (the right list for the kind, every URL's host equal to the site,
  * tags inside the site's namespace, an RFC 3339 time) and returns the event in stored form, or
  * the first error with its JSON-pointer field. `index` is the event's position for the field path.
+ * A `refresh` URL outside the URL grammar is a hint lost, not an error: it is left out and
+ * reported to `onDropped`, and the event (its invalidation) is stored all the same.
  */
 export function toStoredEvent(
   input: InputEvent,
@@ -62,6 +71,7 @@ export function toStoredEvent(
   now: number,
   /** the site's xkey namespace (PURGER_TAG_PREFIXES): every tag must be `<namespace>-…` */
   tagNamespace?: string,
+  onDropped: (drop: DroppedRefresh) => void = () => {},
 ): StoredEvent | FieldError {
   const base = `/events/${index}`;
   const soft = input.soft ?? false;
@@ -78,8 +88,7 @@ export function toStoredEvent(
     return { field: `${base}/time`, message: 'not an RFC 3339 date-time (e.g. 2026-11-22T10:00:00Z)' };
   }
   if (input.refresh !== undefined) {
-    const refresh = refreshPaths(input.refresh, site, base);
-    if (!('paths' in refresh)) return refresh;
+    const refresh = refreshPaths(input.refresh, site, base, onDropped);
     if (refresh.paths.length > 0) stored.refresh = refresh.paths;
     if (refresh.https) stored.refreshHttps = true;
   }
@@ -125,19 +134,22 @@ export function toStoredEvent(
 
 /**
  * The `refresh` URLs as paths, duplicates dropped, order kept, and whether they are https (one
- * scheme per event: the copy nodes fill is the one readers of that scheme get); or the first bad URL.
+ * scheme per event, the first good URL's: the copy nodes fill is the one readers of that scheme
+ * get). A URL outside the grammar, or of the other scheme, is dropped and reported.
  * Allowed on every kind.
  */
-function refreshPaths(urls: readonly string[], site: string, base: string): { paths: string[]; https: boolean } | FieldError {
+function refreshPaths(urls: readonly string[], site: string, base: string, onDropped: (drop: DroppedRefresh) => void): { paths: string[]; https: boolean } {
   const paths = new Set<string>();
-  const https = urls.length > 0 && /^https:/i.test(urls[0]!);
+  let https: boolean | undefined;
   for (let i = 0; i < urls.length; i++) {
-    const p = urlToPath(urls[i]!, site);
-    if (typeof p !== 'string') return { field: `${base}/refresh/${i}`, message: `refresh URL: ${p.message}` };
-    if (/^https:/i.test(urls[i]!) !== https) {
-      return { field: `${base}/refresh/${i}`, message: `refresh URLs of one event share one scheme: the first is ${https ? 'https' : 'http'}, this one is not` };
+    const u = parseSiteUrl(urls[i]!, site);
+    if ('message' in u || (https !== undefined && u.https !== https)) {
+      const why = 'message' in u ? u.message : `refresh URLs of one event share one scheme: the first is ${https ? 'https' : 'http'}, this one is not`;
+      onDropped({ field: `${base}/refresh/${i}`, url: redactUrl(urls[i]!), why });
+      continue;
     }
-    paths.add(p);
+    https ??= u.https;
+    paths.add(u.path);
   }
-  return { paths: [...paths], https };
+  return { paths: [...paths], https: https === true };
 }

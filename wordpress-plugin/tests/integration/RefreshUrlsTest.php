@@ -6,8 +6,27 @@
  */
 class RefreshUrlsTest extends VE_TestCase {
 
+	/** @var resource|null The real purger's launcher (tests/support/purger-stack.mjs). */
+	private $stack;
+
+	/** @var array<int,resource> Its stdin and stdout. */
+	private $pipes = array();
+
+	/** @var array<string,mixed>|null Settings before the test pointed the plugin at the real purger. */
+	private $saved;
+
 	protected function tearDown(): void {
 		remove_all_filters( 'varnish_edge_refresh_urls' );
+		if ( null !== $this->saved ) {
+			update_option( \VarnishEdge\Settings::OPTION, $this->saved );
+			$this->saved = null;
+		}
+		if ( $this->stack ) {
+			fclose( $this->pipes[0] ); // The launcher stops everything when its stdin closes.
+			fclose( $this->pipes[1] );
+			proc_close( $this->stack );
+			$this->stack = null;
+		}
 		parent::tearDown();
 	}
 
@@ -93,5 +112,93 @@ class RefreshUrlsTest extends VE_TestCase {
 		$this->assertSame( home_url( '/shop/' ), $refreshed[0] );
 		$this->assertContains( get_permalink( self::$ids['alpha'] ), $refreshed );
 		$this->assertNotContains( get_feed_link(), $refreshed );
+	}
+
+	/** Starts the real purger (testkit's Redis, a Varnish node, the built purger) and points the plugin at it. */
+	private function start_purger(): void {
+		$repo = dirname( __DIR__, 3 );
+		exec( 'STACK_DIR=' . escapeshellarg( Environment::$dir . '/purger-build' ) . ' bash ' . escapeshellarg( $repo . '/stack/services/purger.sh' ) . ' build 2>&1', $out, $rc );
+		$this->assertSame( 0, $rc, 'purger build: ' . implode( "\n", $out ) );
+		$this->stack = proc_open(
+			array( 'node', __DIR__ . '/../support/purger-stack.mjs' ),
+			array( 0 => array( 'pipe', 'r' ), 1 => array( 'pipe', 'w' ), 2 => array( 'file', Environment::$dir . '/purger-stack.log', 'a' ) ),
+			$this->pipes,
+			null,
+			array_merge( getenv(), array( 'SITE' => Environment::site(), 'SECRET' => Environment::SECRET, 'NAMESPACE' => Environment::NS ) )
+		);
+		$purger = json_decode( (string) fgets( $this->pipes[1] ), true );
+		$this->assertIsArray( $purger );
+		$this->assertArrayHasKey( 'url', $purger, (string) file_get_contents( Environment::$dir . '/purger-stack.log' ) );
+		$this->saved = get_option( \VarnishEdge\Settings::OPTION );
+		update_option( \VarnishEdge\Settings::OPTION, array_merge( $this->saved, array( 'purger_url' => $purger['url'] ) ) );
+	}
+
+	/**
+	 * A classic menu and a navigation block with links the purger's URL grammar refuses
+	 * (`http://user:password@host/`, a port with a leading zero, an empty port), then a title
+	 * change, against the real purger: the batch is accepted, nothing is dead-lettered, nothing
+	 * falls back to a whole-site purge, the good links are refreshed and the bad ones dropped
+	 * and logged without the password. Before the shared grammar the purger refused the batch
+	 * (400), the plugin dead-lettered it and purged the whole site, on every site-wide change.
+	 */
+	public function test_menu_links_outside_the_url_grammar_never_make_the_purger_refuse_a_batch(): void {
+		$this->start_purger();
+		list( $host, $port ) = explode( ':', Environment::site() );
+		$bad = array( "http://editor:hunter2@$host:$port/grammar-about/", "http://$host:0$port/grammar-contact/", "http://$host:/grammar-team/" );
+		$menu = wp_create_nav_menu( 'Grammar menu ' . wp_generate_password( 4, false ) );
+		foreach ( array_merge( $bad, array( home_url( '/good/' ) ) ) as $i => $url ) {
+			wp_update_nav_menu_item( $menu, 0, array( 'menu-item-title' => "Link $i", 'menu-item-url' => $url, 'menu-item-status' => 'publish', 'menu-item-type' => 'custom' ) );
+		}
+		$this->assertSame( array_merge( $bad, array( home_url( '/good/' ) ) ), array_column( wp_get_nav_menu_items( $menu ), 'url' ), 'WordPress keeps the links as written' );
+		$locations = get_theme_mod( 'nav_menu_locations' );
+		set_theme_mod( 'nav_menu_locations', array( 'primary' => $menu ) );
+		$nav = wp_insert_post( array( 'post_type' => 'wp_navigation', 'post_status' => 'publish', 'post_title' => 'Grammar nav', 'post_content' => '<!-- wp:navigation-link {"label":"Bad","url":"http://nav:hunter2@' . Environment::site() . '/nav-bad/"} /--><!-- wp:navigation-link {"label":"Good","url":"' . home_url( '/nav-good/' ) . '"} /-->' ) );
+		$this->end_request();
+
+		$committed = array();
+		$capture   = static function ( array $events ) use ( &$committed ): void {
+			$committed = array_merge( $committed, $events );
+		};
+		add_action( 'varnish_edge_events_committed', $capture );
+		$log   = Environment::$dir . '/debug.log';
+		$start = is_file( $log ) ? filesize( $log ) : 0;
+		$title = get_option( 'blogname' );
+		update_option( 'blogname', 'Edge Test grammar' );
+		$this->end_request();
+		remove_action( 'varnish_edge_events_committed', $capture );
+
+		$until = microtime( true ) + 10;
+		while ( \VarnishEdge\Plugin::instance()->outbox->stats()['rows'] && microtime( true ) < $until ) {
+			usleep( 100000 );
+		}
+		$stats = \VarnishEdge\Plugin::instance()->outbox->stats();
+		$this->assertSame( 0, $stats['dead'], 'no dead letter: ' . $stats['dead_reason'] );
+		$this->assertSame( 0, $stats['rows'], 'delivered: ' . $stats['last_error'] );
+
+		$this->assertNotEmpty( $committed );
+		$this->assertNotContains( 'all', array_column( $committed, 'kind' ), 'no whole-site purge' );
+		$this->assertContains( $this->key( 'site-name' ), $committed[0]['tags'] ?? array() );
+		$refreshed = end( $committed )['refresh'] ?? array();
+		$this->assertSame( home_url( '/' ), $refreshed[0] );
+		$this->assertContains( home_url( '/good/' ), $refreshed );
+		$this->assertContains( home_url( '/nav-good/' ), $refreshed );
+		foreach ( $refreshed as $url ) {
+			$this->assertSame( array( $url, '' ), \VarnishEdge\Url_Grammar::check( $url, Environment::site() ), $url );
+		}
+		foreach ( array( '/grammar-about/', '/grammar-contact/', '/grammar-team/', '/nav-bad/' ) as $path ) {
+			$this->assertNotContains( home_url( $path ), $refreshed, 'a bad link is not rewritten into a good one' );
+		}
+
+		clearstatcache();
+		$lines = (string) file_get_contents( $log, false, null, $start );
+		$this->assertStringContainsString( "refresh URL outside the protocol's URL grammar (has credentials), dropped: http://…@$host:$port/grammar-about/", $lines );
+		$this->assertStringContainsString( "dropped: http://…@$host:$port/nav-bad/", $lines );
+		$this->assertStringNotContainsString( 'hunter2', $lines );
+
+		update_option( 'blogname', $title );
+		set_theme_mod( 'nav_menu_locations', $locations ? $locations : array() );
+		wp_delete_nav_menu( $menu );
+		wp_delete_post( $nav, true );
+		$this->end_request();
 	}
 }

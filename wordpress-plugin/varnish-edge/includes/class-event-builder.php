@@ -13,7 +13,6 @@ namespace VarnishEdge;
 class Event_Builder {
 
 	const MAX_ITEMS   = 1000;
-	const MAX_URLLEN  = 2048;
 	const MAX_REFRESH = 50;
 
 	/**
@@ -31,10 +30,13 @@ class Event_Builder {
 
 	/**
 	 * Events for an invalidation. Per-object keys also carry their group keys; hard entries win
-	 * over soft duplicates; URLs of other hosts are dropped. Each event holds at most MAX_ITEMS
-	 * keys or URLs and MAX_EVENT_ITEM_BYTES of them; past MAX_BATCH_ITEMS in all the batch is one
+	 * over soft duplicates; URLs of other hosts are dropped, this site's in the URL grammar's
+	 * normalized form (Url_Grammar). Each event holds at most MAX_ITEMS keys or URLs and
+	 * MAX_EVENT_ITEM_BYTES of them; past MAX_BATCH_ITEMS in all, or with a URL to purge of this
+	 * site that the grammar refuses (the purger would refuse the batch), the batch is one
 	 * whole-site purge. The pages to re-fetch (at most MAX_REFRESH, in priority order) ride on
-	 * the last event, so a node refreshes them once it applied everything before.
+	 * the last event, so a node refreshes them once it applied everything before; one the grammar
+	 * refuses is dropped (logged).
 	 *
 	 * @param Invalidation $inv    Invalidation.
 	 * @param string       $site   Normalized site host.
@@ -67,9 +69,18 @@ class Event_Builder {
 		$events    = array();
 		$hard_tags = $scheme->with_groups( array_keys( $inv->hard_tags ) );
 		$soft_tags = array_values( array_diff( $scheme->with_groups( array_keys( $inv->soft_tags ) ), $hard_tags ) );
-		$hard_urls = self::clean_urls( array_keys( $inv->hard_urls ), $site );
-		$soft_urls = array_values( array_diff( self::clean_urls( array_keys( $inv->soft_urls ), $site ), $hard_urls ) );
-		$prefixes  = self::clean_urls( array_keys( $inv->prefixes ), $site );
+		$refused   = array();
+		$hard_urls = self::clean_urls( array_keys( $inv->hard_urls ), $site, $refused );
+		$soft_urls = array_values( array_diff( self::clean_urls( array_keys( $inv->soft_urls ), $site, $refused ), $hard_urls ) );
+		$prefixes  = self::clean_urls( array_keys( $inv->prefixes ), $site, $refused );
+		if ( $refused ) {
+			// A page of this site named so the purger cannot read it: purging everything is the
+			// only invalidation sure to reach it.
+			self::log_refused( $refused, 'URL to purge', 'the whole site is purged instead' );
+			$all           = $make( 'all', array(), false );
+			$all['reason'] = self::reason( array( 'a URL outside the protocol\'s grammar: whole site purged instead', $reason ) );
+			return self::with_refresh( array( $all ), $inv, $site );
+		}
 
 		$hard_tags = self::valid_tags( $hard_tags );
 		$soft_tags = self::valid_tags( $soft_tags );
@@ -122,7 +133,11 @@ class Event_Builder {
 	 * @return array<int,array<string,mixed>>
 	 */
 	private static function with_refresh( array $events, Invalidation $inv, string $site ): array {
-		$refresh = array_slice( self::clean_urls( array_keys( $inv->refresh ), $site ), 0, self::MAX_REFRESH );
+		$refused = array();
+		$refresh = array_slice( self::one_scheme( self::clean_urls( array_keys( $inv->refresh ), $site, $refused ) ), 0, self::MAX_REFRESH );
+		if ( $refused ) {
+			self::log_refused( $refused, 'refresh URL', 'dropped' );
+		}
 		if ( $events && $refresh ) {
 			$events[ count( $events ) - 1 ]['refresh'] = $refresh;
 		}
@@ -177,31 +192,69 @@ class Event_Builder {
 	}
 
 	/**
-	 * Absolute http(s) URLs on the site host, non-ASCII percent-encoded, fragments dropped.
+	 * URLs of the site in the URL grammar's normalized form, once each, after the plugin's own
+	 * repairs (fragment dropped, spaces and non-ASCII percent-encoded). URLs of other hosts or
+	 * schemes are dropped; those `wp_parse_url()` takes for the site but the grammar refuses
+	 * (`http://user@host/`, `host:/`, `host:0080`) are added to `$refused` (URL => why).
 	 *
-	 * @param string[] $urls URLs.
-	 * @param string   $site Site host.
+	 * @param string[]             $urls    URLs.
+	 * @param string               $site    Site host.
+	 * @param array<string,string> $refused URLs of the site outside the grammar, added to.
 	 * @return string[]
 	 */
-	public static function clean_urls( array $urls, string $site ): array {
+	public static function clean_urls( array $urls, string $site, array &$refused = array() ): array {
 		$out = array();
 		foreach ( $urls as $url ) {
-			$url = preg_replace( '/#.*$/s', '', (string) $url );
-			$url = preg_replace_callback(
-				'/[^\x21-\x7e]/',
-				static function ( array $m ): string {
-					return rawurlencode( $m[0] );
-				},
-				$url
-			);
-			if ( ! preg_match( '#^https?://#i', $url ) || strlen( $url ) > self::MAX_URLLEN ) {
-				continue;
+			$url = self::encoded( (string) preg_replace( '/#.*$/s', '', (string) $url ) );
+			list( $normalized, $why ) = Url_Grammar::check( $url, $site );
+			if ( '' !== $normalized ) {
+				$out[ $normalized ] = true;
+			} elseif ( preg_match( '#^https?://#i', $url ) && Settings::site_host( $url ) === $site ) {
+				$refused[ $url ] = $why;
 			}
-			if ( Settings::site_host( $url ) !== $site ) {
-				continue;
-			}
-			$out[ $url ] = true;
 		}
 		return array_keys( $out );
+	}
+
+	/**
+	 * A URL with spaces, control characters and non-ASCII bytes percent-encoded.
+	 */
+	private static function encoded( string $url ): string {
+		return (string) preg_replace_callback(
+			'/[^\x21-\x7e]/',
+			static function ( array $m ): string {
+				return rawurlencode( $m[0] );
+			},
+			$url
+		);
+	}
+
+	/**
+	 * Refresh URLs in the first one's scheme: the purger fills one copy per event (http or
+	 * https), and a link written `http://` on an https site names the same page.
+	 *
+	 * @param string[] $urls Normalized URLs.
+	 * @return string[]
+	 */
+	private static function one_scheme( array $urls ): array {
+		if ( ! $urls ) {
+			return $urls;
+		}
+		$scheme = strstr( $urls[0], ':', true );
+		return array_values( array_unique( preg_replace( '~^https?:~', $scheme . ':', $urls ) ) );
+	}
+
+	/**
+	 * Log URLs of the site the grammar refused (credentials and queries left out).
+	 *
+	 * @param array<string,string> $refused URL => why.
+	 * @param string               $what    What the URLs were for.
+	 * @param string               $outcome What became of them.
+	 */
+	private static function log_refused( array $refused, string $what, string $outcome ): void {
+		foreach ( $refused as $url => $why ) {
+			// phpcs:ignore Generic.PHP.ForbiddenFunctions.Found -- a site's own link the purger cannot read: the administrator's PHP error log is where to find it.
+			error_log( sprintf( 'Varnish Edge: %s outside the protocol\'s URL grammar (%s), %s: %s', $what, $why, $outcome, Url_Grammar::redact( (string) $url ) ) );
+		}
 	}
 }

@@ -37,8 +37,9 @@ class Refresh_Urls {
 		}
 		/**
 		 * The pages each edge node re-fetches after applying a batch, most important first (at
-		 * most 50 are sent; URLs of other hosts are dropped). A node fetches only pages readers
-		 * requested in the last minute.
+		 * most 50 are sent; URLs of other hosts are dropped, and this site's URLs outside the
+		 * protocol's URL grammar, with a line in the PHP error log: Url_Grammar). A node fetches
+		 * only pages readers requested in the last minute.
 		 *
 		 * @param string[]     $urls Absolute URLs.
 		 * @param Invalidation $inv  What the batch invalidates.
