@@ -82,6 +82,8 @@ class CliCommandTest extends VE_TestCase {
 	public function test_bad_input_gets_a_clear_error() {
 		foreach ( array(
 			array( array( 'url', 'http://elsewhere.test/' ), 'Only absolute URLs of this site' ),
+			// The site's host, outside the protocol's URL grammar: said, not a whole-site purge.
+			array( array( 'url', (string) preg_replace( '~^(https?://)~', '$1editor:hunter2@', home_url( '/about/' ) ) ), 'cannot be purged: has credentials' ),
 			array( array( 'post', '999999' ), 'There is no post with ID 999999' ),
 			array( array( 'key', 'bad key!' ), 'Invalid surrogate key' ),
 			array( array( 'everything' ), 'Usage' ),

@@ -60,6 +60,13 @@ class Manual_Purge {
 			/* translators: %s: site host. */
 			return new \WP_Error( 'varnish_edge_bad_url', sprintf( __( 'Only absolute URLs of this site (%s) can be purged.', 'varnish-edge' ), Settings::site_host( home_url() ) ) );
 		}
+		// The protocol's grammar (Url_Grammar): say why here rather than purge the whole site.
+		list( $normalized, $why ) = Url_Grammar::check( $url, Settings::site_host( home_url() ) );
+		if ( '' === $normalized ) {
+			/* translators: 1: the URL, 2: why it cannot be purged. */
+			return new \WP_Error( 'varnish_edge_bad_url', sprintf( __( 'The URL %1$s cannot be purged: %2$s. Write it as the browser shows it, without a user name or an empty or zero-padded port.', 'varnish-edge' ), Url_Grammar::redact( $url ), $why ) );
+		}
+		$url = $normalized;
 		return ( new Invalidation() )->urls( array( $url ) )->refresh( array( $url ) )->reason( 'manual purge of a URL by ' . $who );
 	}
 
