@@ -13,10 +13,11 @@ export class RedisServer {
   stop(): Promise<void>;
 }
 export class SentinelServer {
-  constructor(port: number, masterName: string, primaryPort: number);
-  static start(masterName: string, primaryPort: number): Promise<SentinelServer>;
+  constructor(port: number, masterName: string, primaryPort: number, password?: string);
+  static start(masterName: string, primaryPort: number, opts?: { password?: string }): Promise<SentinelServer>;
   readonly port: number;
   readonly masterName: string;
+  readonly password: string | undefined;
   get address(): string;
   start(): Promise<void>;
   stop(): Promise<void>;

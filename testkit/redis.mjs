@@ -58,16 +58,19 @@ export class RedisServer {
   }
 }
 
-/** One sentinel monitoring `masterName` (quorum 2, primary declared down after 1 s). */
+/**
+ * One sentinel monitoring `masterName` (quorum 2, primary declared down after 1 s), requiring
+ * `password` (requirepass: also what it sends the other sentinels), as the purger demands.
+ */
 export class SentinelServer {
   dir = tempDir('sentinel');
 
-  constructor(port, masterName, primaryPort) {
-    Object.assign(this, { port, masterName, primaryPort });
+  constructor(port, masterName, primaryPort, password) {
+    Object.assign(this, { port, masterName, primaryPort, password });
   }
 
-  static async start(masterName, primaryPort) {
-    const s = new SentinelServer(await freePort(), masterName, primaryPort);
+  static async start(masterName, primaryPort, { password } = {}) {
+    const s = new SentinelServer(await freePort(), masterName, primaryPort, password);
     await s.start();
     return s;
   }
@@ -82,9 +85,10 @@ export class SentinelServer {
     const m = this.masterName;
     writeFileSync(conf, [
       `port ${this.port}`, 'bind 127.0.0.1', 'protected-mode no', `dir ${this.dir}`,
+      ...(this.password !== undefined ? [`requirepass ${this.password}`] : []),
       `sentinel monitor ${m} 127.0.0.1 ${this.primaryPort} 2`, `sentinel down-after-milliseconds ${m} 1000`,
       `sentinel failover-timeout ${m} 10000`, `sentinel parallel-syncs ${m} 2`, '',
-    ].join('\n'));
+    ].join('\n'), { mode: 0o600 });
     this.child = await listen(STORE_SENTINEL, [conf], this.port);
   }
 

@@ -80,9 +80,10 @@ describe('loadConfig', () => {
     }
   });
 
-  it("checks VARNISH_PURGE_TOKEN by the shipped VCL's rule: printable ASCII without spaces, at least 16, trimmed", () => {
+  it("checks VARNISH_PURGE_TOKEN by the shipped VCL's rule: printable ASCII without spaces, 16 to 128, trimmed", () => {
     const base = { PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' };
-    expect(loadConfig({ ...base, VARNISH_PURGE_TOKEN: ` ${'x'.repeat(600)} ` }).varnishPurgeToken).toBe('x'.repeat(600));
+    expect(loadConfig({ ...base, VARNISH_PURGE_TOKEN: ` ${'x'.repeat(128)} ` }).varnishPurgeToken).toBe('x'.repeat(128));
+    expect(() => loadConfig({ ...base, VARNISH_PURGE_TOKEN: 'x'.repeat(129) })).toThrow(/VARNISH_PURGE_TOKEN: must be 16 to 128/);
     expect(() => loadConfig({ ...base, VARNISH_PURGE_TOKEN: 'x'.repeat(15) })).toThrow(/VARNISH_PURGE_TOKEN: must be/);
     expect(() => loadConfig({ ...base, VARNISH_PURGE_TOKEN: 'sixteen chars and spaces' })).toThrow(/VARNISH_PURGE_TOKEN: must be/);
   });
@@ -133,8 +134,8 @@ describe('normalize', () => {
 
   it('parses URLs literally: no WHATWG repairs, ports compared as written', () => {
     expect(urlToPath('http:example.com/a', 'example.com')).toEqual({ message: 'not an absolute URL (expected http(s)://host/path)' });
-    expect(urlToPath('http://example.com:080/a', 'example.com')).toEqual({ message: 'host "example.com:080" is not the site "example.com"' });
-    expect(urlToPath('http://evil.test\\@example.com/', 'example.com')).toEqual({ message: 'URLs with credentials are not accepted' });
+    expect(urlToPath('http://example.com:080/a', 'example.com')).toEqual({ message: '"example.com:080" is not a host[:port] (a port is 1-65535, without leading zeros)' });
+    expect(urlToPath('http://evil.test\\@example.com/', 'example.com')).toEqual({ message: 'contains a backslash (percent-encode it as %5C)' });
     expect(urlToPath('http://user@example.com/', 'example.com')).toEqual({ message: 'URLs with credentials are not accepted' });
     expect(urlToPath('HTTPS://EXAMPLE.COM.', 'example.com')).toBe('/');
     expect(urlToPath('http://example.com?b=1&a=2', 'example.com')).toBe('/?b=1&a=2');

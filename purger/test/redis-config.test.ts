@@ -28,22 +28,22 @@ describe('Redis through Sentinel', () => {
   });
 
   it('reads the sentinels and the master name; waits for one replica by default', () => {
-    const c = loadConfig({ ...base, REDIS_SENTINELS: '10.0.0.1:26379, sentinel-b:26380,[::1]:26381', REDIS_SENTINEL_MASTER: 'mymaster', REDIS_URL: 'redis://:s3cr3t-pass@ignored:6379/2' });
+    const c = loadConfig({ ...base, REDIS_SENTINELS: '10.0.0.1:26379, sentinel-b:26380,[::1]:26381', REDIS_SENTINEL_MASTER: 'mymaster', REDIS_SENTINEL_PASSWORD: 's3nt-pass', REDIS_URL: 'redis://:s3cr3t-pass@ignored:6379/2' });
     expect(c.redisSentinel).toEqual({
       sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: 'sentinel-b', port: 26380 }, { host: '::1', port: 26381 }],
       masterName: 'mymaster',
-      password: undefined,
+      password: 's3nt-pass',
     });
     expect(c.redisMinReplicas).toBe(1);
     expect(c.redisWaitMs).toBe(500);
     const o = redisOptions(c);
-    expect(o).toMatchObject({ name: 'mymaster', role: 'master', password: 's3cr3t-pass', db: 2, failoverDetector: true });
+    expect(o).toMatchObject({ name: 'mymaster', role: 'master', password: 's3cr3t-pass', sentinelPassword: 's3nt-pass', db: 2, failoverDetector: true });
     expect(o.sentinels).toEqual([{ host: '10.0.0.1', port: 26379 }, { host: 'sentinel-b', port: 26380 }, { host: '::1', port: 26381 }]);
     // a demoted primary's READONLY reconnects (to the new primary) and resends
     expect((o.reconnectOnError as (e: Error) => unknown)(new Error('READONLY You can\'t write against a read only replica.'))).toBe(2);
     expect((o.reconnectOnError as (e: Error) => unknown)(new Error('ERR other'))).toBe(false);
     // logs name addresses, never the password
-    expect(JSON.stringify(redisTarget(c))).not.toContain('s3cr3t');
+    expect(JSON.stringify(redisTarget(c))).not.toMatch(/s3cr3t|s3nt/);
   });
 
   it('takes the passwords from dedicated variables or files, and the replica wait from the environment', () => {
@@ -56,7 +56,7 @@ describe('Redis through Sentinel', () => {
     expect(redisOptions(c)).toMatchObject({ password: 'data-secret', sentinelPassword: 'sentinel-secret' });
     expect(c.redisMinReplicas).toBe(2);
     expect(c.redisWaitMs).toBe(250);
-    expect(loadConfig({ ...base, REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_MASTER: 'm', PURGER_REDIS_MIN_REPLICAS: '0' }).redisMinReplicas).toBe(0);
+    expect(loadConfig({ ...base, REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_MASTER: 'm', REDIS_SENTINEL_PASSWORD: 'sp', PURGER_REDIS_MIN_REPLICAS: '0' }).redisMinReplicas).toBe(0);
     expect(loadConfig({ ...base, PURGER_REDIS_MIN_REPLICAS: '1' }).redisMinReplicas).toBe(1);
   });
 
@@ -70,6 +70,16 @@ describe('Redis through Sentinel', () => {
     expect(p).toContain('REDIS_SENTINEL_PASSWORD: set only with REDIS_SENTINELS');
     expect(p).toContain('PURGER_REDIS_WAIT_MS=5');
     expect(p).not.toMatch(/url-secret|var-secret|lonely-secret/);
+  });
+
+  it('refuses sentinels without their password, naming the setting', () => {
+    expect(problems({ REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_MASTER: 'm', REDIS_PASSWORD: 'data-secret' })).toContain('REDIS_SENTINEL_PASSWORD: required with REDIS_SENTINELS');
+    // an empty file is no password either
+    const dir = mkdtempSync(join(tmpdir(), 'purger-cfg-'));
+    writeFileSync(join(dir, 'empty'), '\n');
+    const p = problems({ REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_MASTER: 'm', REDIS_SENTINEL_PASSWORD_FILE: join(dir, 'empty') });
+    expect(p).toContain('the file is empty');
+    expect(p).toContain('REDIS_SENTINEL_PASSWORD: required with REDIS_SENTINELS');
   });
 });
 

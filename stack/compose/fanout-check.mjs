@@ -2,8 +2,8 @@
 // fanout-check.mjs EDGE1 EDGE2: the compose "fanout" profile's proof (stack/compose/live-test.sh):
 // once the purger lists both Varnish nodes (found by DNS), a post cached on both (HIT) is edited
 // once through the REST API and must show the edit on both nodes. Reads SITE_HOST, E2E_PURGER,
-// OPERATOR_TOKEN, E2E_USER and E2E_APP_PASSWORD from the environment. Exits non-zero naming the
-// node that stayed stale.
+// OPERATOR_TOKEN, E2E_USER and E2E_APP_PASSWORD from the environment (FANOUT_FRESH_MS: how long
+// the edit may take, 5000 by default). Exits non-zero naming the node that stayed stale.
 import { request } from '../../testkit/http.mjs';
 import { msUntil } from '../../testkit/wait.mjs';
 
@@ -30,6 +30,6 @@ for (const edge of [edge1, edge2]) {
 const marker = `fanout${Date.now().toString(36)}`;
 const saved = await request(edge1, `/wp-json/wp/v2/posts/${post.id}`, { host, method: 'POST', body: { title: `Two nodes ${marker}` }, headers: { authorization: auth } });
 if (saved.status !== 200) fail(`edit: ${saved.status} ${saved.body.slice(0, 200)}`);
-const times = await Promise.all([edge1, edge2].map((edge) => until(`${path} shows the edit on ${edge}`, async () => (await request(edge, path, { host })).body.includes(marker), 5000)));
+const times = await Promise.all([edge1, edge2].map((edge) => until(`${path} shows the edit on ${edge}`, async () => (await request(edge, path, { host })).body.includes(marker), Number(process.env.FANOUT_FRESH_MS ?? 5000))));
 console.log(`  ${path}: fresh on node 1 after ${times[0].toFixed(0)} ms, on node 2 after ${times[1].toFixed(0)} ms`);
 process.exit(0);

@@ -5,7 +5,8 @@
 # then checks it: the home page renders the theme, PURGE from outside the purger is refused, the
 # e2e suite (stack/e2e/e2e.mjs through stack/compose/ctl.sh: edits fresh at the edge, offline
 # edits delivered from the outbox, the stale-page audit), the wp-admin walk in Chromium, the k6 smoke run through compose's k6
-# service, and the two-node profile (one edit invalidates both nodes). Tears the stack and its
+# service, the two-node profile (one edit invalidates both nodes) and the ha profile (Sentinel
+# behind its own password, a failover the purger follows). Tears the stack and its
 # volumes down, even on failure (printing its logs then). A second run reuses the built images.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -28,7 +29,7 @@ LOCAL_CA=$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null); export LOCAL
 dc() { docker compose "$@"; }
 ok=0
 teardown() {
-  if ((!ok)); then echo "──── logs"; dc --profile demo --profile fanout logs --no-color --tail 30 2>&1 | grep -v '"GET \|level":30' | tail -n 80; fi
+  if ((!ok)); then echo "──── logs"; dc --profile demo --profile fanout --profile ha logs --no-color --tail 30 2>&1 | grep -v '"GET \|level":30' | tail -n 80; fi
   dc --profile demo --profile fanout --profile load --profile ha --profile tls down -v --remove-orphans >/dev/null 2>&1
 }
 trap teardown EXIT
@@ -56,17 +57,21 @@ rc=$?
 report "docker compose up --wait: every service healthy ($((SECONDS - start)) s)" $rc
 ((rc)) && finish
 
-# No secret in any container's configuration (environment, command, labels): they are files.
-leaked=""
-mapfile -t containers < <(dc ps -aq)
-inspect=$(docker inspect "${containers[@]}" 2>/dev/null)
-for name in db_password redis_password webhook_secret operator_token admin_password varnish_purge_token; do
-  value=$(stack/compose/ctl.sh secret "$name") || value=""
-  if ((${#value} < 16)); then leaked+=" $name(unreadable)"; continue; fi
-  [[ $inspect == *"$value"* ]] && leaked+=" $name"
-done
-[[ -z $leaked ]] || echo "  in docker inspect:$leaked"
-[[ -z $leaked && -n $inspect ]]
+# no_secret_inspected NAME...: no secret in any container's configuration (environment, command,
+# labels): they are files.
+no_secret_inspected() {
+  local leaked="" inspect name value containers
+  mapfile -t containers < <(dc ps -aq)
+  inspect=$(docker inspect "${containers[@]}" 2>/dev/null)
+  for name in "$@"; do
+    value=$(stack/compose/ctl.sh secret "$name") || value=""
+    if ((${#value} < 16)); then leaked+=" $name(unreadable)"; continue; fi
+    [[ $inspect == *"$value"* ]] && leaked+=" $name"
+  done
+  [[ -z $leaked ]] || echo "  in docker inspect:$leaked"
+  [[ -z $leaked && -n $inspect ]]
+}
+no_secret_inspected db_password redis_password redis_sentinel_password webhook_secret operator_token admin_password varnish_purge_token
 report "no secret in docker inspect of any container" $?
 
 edge=http://127.0.0.1:$VARNISH_PORT
@@ -150,18 +155,23 @@ report "Vinyl Cache 9.0 nodes and the purger on Node.js 26: one edit is fresh on
 
 # Profile "ha": Valkey replicas and three sentinels; the purger follows the primary through
 # Sentinel (and waits for a replica before its 202), and one edit is fresh on both nodes again.
+sentinels=valkey-sentinel-1:26379,valkey-sentinel-2:26379,valkey-sentinel-3:26379
+# sentinel N ARG...: valkey-cli to valkey-sentinel-N with the sentinels' password (start.sh cli).
+sentinel() { dc exec -T "valkey-sentinel-$1" /opt/varnish-edge/stack/images/valkey/start.sh cli 26379 "${@:2}"; }
+# field NAME: the values that follow NAME lines in valkey-cli's raw replies.
+field() { awk -v k="$1" 'prev == k { print } { prev = $0 }'; }
 COMPOSE_PROFILES=demo,ha,fanout dc up -d --wait >/dev/null 2>&1
 rc=$?
 if ((rc == 0)); then
   # Sentinel learns of replicas from the primary's INFO, every 10 s.
   for _ in $(seq 1 30); do
-    replicas=$(dc exec -T valkey-sentinel-1 valkey-cli -p 26379 sentinel replicas purger | grep -c '^ip$')
+    replicas=$(sentinel 1 sentinel replicas purger | grep -c '^ip$')
     ((replicas == 2)) && break
     sleep 1
   done
   echo "  sentinel-1 sees the primary and $replicas replicas"
   ((replicas == 2)) || rc=1
-  REDIS_SENTINELS=valkey-sentinel-1:26379,valkey-sentinel-2:26379,valkey-sentinel-3:26379 REDIS_SENTINEL_MASTER=purger \
+  REDIS_SENTINELS=$sentinels REDIS_SENTINEL_MASTER=purger \
     COMPOSE_PROFILES=demo,ha,fanout dc up -d --wait purger >/dev/null 2>&1 || rc=1
 fi
 if ((rc == 0)); then
@@ -169,5 +179,66 @@ if ((rc == 0)); then
   rc=$?
 fi
 report "profile ha: Valkey replicas and Sentinel, the purger through Sentinel; one edit fresh on both nodes" $rc
+ha=$rc
+
+if ((ha == 0)); then
+  # Sentinel runs without protected mode on a network every container shares: unauthenticated (or
+  # with the Redis password, which the store containers hold) it must refuse to drop the primary
+  # or monitor another, which the purger would follow and send its Redis password to.
+  attack=$(dc exec -T valkey sh -c 'for pw in "" "$(cat /run/secrets/redis_password)"; do
+      for s in valkey-sentinel-1 valkey-sentinel-2; do
+        env ${pw:+REDISCLI_AUTH="$pw"} valkey-cli -h "$s" -p 26379 sentinel remove purger
+        env ${pw:+REDISCLI_AUTH="$pw"} valkey-cli -h "$s" -p 26379 sentinel monitor rogue 192.0.2.1 6379 1
+      done
+    done' 2>/dev/null)
+  echo "  from the valkey container: $(grep -c NOAUTH <<<"$attack") of 8 answered NOAUTH"
+  rc=0
+  [[ $(grep -c '^NOAUTH' <<<"$attack") == 8 ]] || rc=1
+  for i in 1 2 3; do
+    masters=$(sentinel "$i" sentinel masters | field name | tr '\n' ' ')
+    [[ $masters == "purger " ]] || { echo "  sentinel-$i monitors: $masters"; rc=1; }
+  done
+  report "profile ha: SENTINEL REMOVE and MONITOR from another container refused (NOAUTH, with or without the Redis password); every sentinel still monitors purger alone" $rc
+
+  # Both refuse to run without the sentinels' password: a sentinel given only the store's
+  # secrets, the purger given REDIS_SENTINELS without it.
+  out=$(timeout 60 docker compose run --rm --no-deps -T valkey sentinel valkey 2>&1)
+  rc=$?
+  echo "  sentinel without it: exit $rc, $(grep 'error' <<<"$out")"
+  ((rc != 0)) && grep -q 'no redis_sentinel_password' <<<"$out"
+  rc=$?
+  out=$(timeout 60 docker compose run --rm --no-deps -T -e REDIS_SENTINELS=$sentinels -e REDIS_SENTINEL_MASTER=purger \
+    -e REDIS_SENTINEL_PASSWORD_FILE= purger 2>&1)
+  prc=$?
+  echo "  purger without it: exit $prc, $(grep -o 'REDIS_SENTINEL_PASSWORD: required[^(]*' <<<"$out")"
+  ((rc == 0 && prc == 2)) && grep -q 'REDIS_SENTINEL_PASSWORD: required with REDIS_SENTINELS' <<<"$out"
+  report "profile ha: a sentinel without redis_sentinel_password, and the purger with REDIS_SENTINELS but no REDIS_SENTINEL_PASSWORD, refuse to start naming it" $?
+  COMPOSE_PROFILES=demo,ha,fanout no_secret_inspected redis_password redis_sentinel_password
+  report "profile ha: no secret in docker inspect of the replicas, the sentinels or the purger" $?
+
+  # Failover through the passworded sentinels: the primary hangs (paused: a stopped container's
+  # name stops resolving and each lookup blocks a sentinel for 20 s, which keeps it in TILT), they
+  # promote a replica and repoint the other, the purger follows; one edit is fresh on both nodes
+  # (within 30 s: a delivery lane may still sleep off the backoff the outage built up).
+  old=$(sentinel 1 sentinel get-master-addr-by-name purger | head -n 1)
+  start=$SECONDS
+  rc=1
+  if dc pause valkey >/dev/null 2>&1; then
+    for _ in $(seq 1 90); do
+      now=$(sentinel 1 sentinel get-master-addr-by-name purger | head -n 1)
+      # a replica of the new primary (flags exactly "slave": not the stopped one) in sync
+      synced=$(sentinel 1 sentinel replicas purger | awk 'prev == "flags" { up = $0 == "slave" } prev == "master-link-status" && $0 == "ok" && up { n++ } { prev = $0 } END { print n + 0 }')
+      if [[ -n $now && $now != "$old" ]] && ((synced >= 1)); then rc=0; break; fi
+      sleep 1
+    done
+    echo "  primary $old paused; sentinels name $now with $synced replica in sync after $((SECONDS - start)) s"
+  fi
+  if ((rc == 0)); then
+    FANOUT_FRESH_MS=30000 both_nodes_fresh ha-failover
+    rc=$?
+  fi
+  dc unpause valkey >/dev/null 2>&1
+  report "profile ha: the primary hangs, the sentinels promote a replica, the purger follows: one edit fresh on both nodes" $rc
+fi
 ((REPORT_FAILED == 0)) && ok=1
 finish

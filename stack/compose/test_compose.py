@@ -1,8 +1,8 @@
 """Static checks of docker-compose.yml, under pytest (the first half of the `compose` suite; the
 stack itself runs in stack/compose/live-test.sh).
 
-The file is read as `docker compose config` resolves it (every profile, no .env, defaults only),
-and cross-checked against the code it depends on: the images' Dockerfiles (stack/images/),
+The file is read as `docker compose config` resolves it (every profile, no .env, defaults only but
+the purger's Sentinel settings, as --profile ha runs it), and cross-checked against the code it depends on: the images' Dockerfiles (stack/images/),
 platforms.json (every image tag a supported version), stack/compose/secrets.sh (who reads which
 secret), the Varnish image's entry point (origin, ACL) and purger/src/config/settings.ts (the settings
 it reads).
@@ -34,8 +34,13 @@ def read(rel):
         return f.read()
 
 
+# The purger's settings for --profile ha (README): what hands it the sentinels' password.
+HA_ENV = {"REDIS_SENTINELS": "valkey-sentinel-1:26379,valkey-sentinel-2:26379,valkey-sentinel-3:26379", "REDIS_SENTINEL_MASTER": "purger"}
+
+
 def resolved():
     env = {k: os.environ[k] for k in ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG") if k in os.environ}
+    env.update(HA_ENV)
     out = subprocess.run(
         ["docker", "compose", "--env-file", "/dev/null", "-f", os.path.join(ROOT, "docker-compose.yml"),
          "--profile", "ha", "--profile", "fanout", "--profile", "load", "--profile", "demo", "--profile", "tls", "config", "--format", "json"],
@@ -252,6 +257,28 @@ def _(doc):
     return out
 
 
+@check("the sentinels require their own password, which the purger gets with REDIS_SENTINELS and the store never sees")
+def _(doc):
+    out, readers = [], secrets_readers()
+    s = services(doc)
+    for name, svc in s.items():
+        if (svc.get("command") or [None])[0] != "sentinel":
+            continue
+        for m in mounts(svc):
+            if m["target"] == "/run/secrets" and "redis_sentinel_password" not in readers.get((m.get("source") or "").removeprefix("secrets-"), []):
+                out.append(f"{name}: no redis_sentinel_password in {m.get('source')} (start.sh refuses to run a sentinel without it)")
+    for name in ("valkey", "valkey-replica-1"):
+        for m in mounts(s.get(name, {})):
+            if m["target"] == "/run/secrets" and "redis_sentinel_password" in readers.get((m.get("source") or "").removeprefix("secrets-"), []):
+                out.append(f"{name} is given the sentinels' password")
+    env = s.get("purger", {}).get("environment") or {}
+    if env.get("REDIS_SENTINELS") and env.get("REDIS_SENTINEL_PASSWORD_FILE") != "/run/secrets/redis_sentinel_password":
+        out.append(f"purger: REDIS_SENTINELS set but REDIS_SENTINEL_PASSWORD_FILE={env.get('REDIS_SENTINEL_PASSWORD_FILE')!r}")
+    if not re.search(r"^requirepass \$REDIS_SENTINEL_PASSWORD$", read("stack/images/valkey/start.sh"), re.M):
+        out.append("stack/images/valkey/start.sh: sentinel.conf has no requirepass $REDIS_SENTINEL_PASSWORD")
+    return out
+
+
 @check("no address or subnet pinned: WordPress believes X-Forwarded-For from its own internal network, found at start")
 def _(doc):
     s = services(doc)
@@ -371,6 +398,8 @@ MUTATIONS = {
     "a pinned subnet": _set(["networks", "backend", "ipam"], {"config": [{"subnet": "172.28.0.0/16"}]}),
     "the purger published on every interface": lambda d: d["services"]["purger"]["ports"][0].pop("host_ip"),
     "an origin that is not the demo's": _set(["services", "varnish", "environment", "ORIGIN_URL"], "http://wordpress:80"),
+    "sentinels without their password": lambda d: [m.__setitem__("source", "secrets-store") for m in d["services"]["valkey-sentinel-2"]["volumes"] if m["target"] == "/run/secrets"],
+    "the purger without the sentinels' password": _pop(["services", "purger", "environment", "REDIS_SENTINEL_PASSWORD_FILE"]),
     "acl purgers following the purger onto the public network": _set(["services", "varnish", "environment", "PURGER_HOST"], "purger"),
 }
 

@@ -7,11 +7,15 @@ import type { SettingValues } from './settings.js';
 export interface RedisSentinel {
   sentinels: NodeAddress[];
   masterName: string;
-  /** REDIS_SENTINEL_PASSWORD[_FILE]: when the sentinels themselves require AUTH; never logged */
-  password: string | undefined;
+  /** REDIS_SENTINEL_PASSWORD[_FILE]: the sentinels' own AUTH; never logged */
+  password: string;
 }
 
-/** REDIS_SENTINELS and REDIS_SENTINEL_MASTER: both or neither; the password only with them. */
+/**
+ * REDIS_SENTINELS and REDIS_SENTINEL_MASTER: both or neither; the sentinels' password required with
+ * them and refused without. A sentinel anyone can talk to can be told to monitor another server,
+ * which the purger would follow and send the Redis password to.
+ */
 export function sentinelConfig(s: SettingValues, problems: string[]): RedisSentinel | undefined {
   const masterName = s.REDIS_SENTINEL_MASTER ?? '';
   const password = s.REDIS_SENTINEL_PASSWORD;
@@ -29,6 +33,10 @@ export function sentinelConfig(s: SettingValues, problems: string[]): RedisSenti
   }
   const sentinels = nodeAddresses('REDIS_SENTINELS', s.REDIS_SENTINELS, problems);
   if (sentinels.length === 0) problems.push('REDIS_SENTINELS: no host:port given');
+  if (password === undefined) {
+    problems.push('REDIS_SENTINEL_PASSWORD: required with REDIS_SENTINELS (the sentinels\' requirepass, or REDIS_SENTINEL_PASSWORD_FILE): without one anyone who reaches a sentinel can point the purger, and its Redis password, at a server of their own');
+    return undefined;
+  }
   return { sentinels, masterName, password };
 }
 

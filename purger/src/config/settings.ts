@@ -17,7 +17,7 @@ const oneOf = <T extends string>(values: readonly T[], def: T, description: stri
 /** A header value: printable ASCII without spaces, so it travels unchanged and cannot split a header. */
 const HEADER_TOKEN = '^[\\x21-\\x7e]{16,512}$';
 /** The purger's token as the shipped VCL checks it: printable ASCII without spaces, at least 16 (surrounding whitespace trimmed). */
-export const PURGE_TOKEN_PATTERN = '^[!-~]{16,}$';
+export const PURGE_TOKEN_PATTERN = '^[!-~]{16,128}$';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -35,7 +35,7 @@ export const Settings = Type.Object({
   REDIS_PASSWORD: secret('the Redis password instead of one in REDIS_URL'),
   REDIS_SENTINELS: list('host:port of Redis Sentinels: connect to the primary they name and follow their failovers'),
   REDIS_SENTINEL_MASTER: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', expected: 'letters, digits and _.- only', description: 'the master name the sentinels monitor' })),
-  REDIS_SENTINEL_PASSWORD: secret('when the sentinels themselves require AUTH'),
+  REDIS_SENTINEL_PASSWORD: secret('the sentinels\' own password (their requirepass); required with REDIS_SENTINELS'),
   PURGER_REDIS_MIN_REPLICAS: optionalInt(0, 16, 'replicas that must have a batch before the 202 (WAIT); default 1 with Sentinel, else 0'),
   PURGER_REDIS_WAIT_MS: int(500, 10, 60_000, 'how long to wait for them; past it 503 storage_unreplicated'),
   PURGER_REDIS_PREFIX: Type.String({ default: 'purger', pattern: '^[A-Za-z0-9_.:-]{1,64}$', expected: 'letters, digits and _.:- only', description: 'prefix of every Redis key' }),
@@ -65,7 +65,7 @@ export const Settings = Type.Object({
   VARNISH_NODES: list('host:port of the Varnish nodes'),
   VARNISH_DNS: Type.Optional(Type.String({ description: 'name:port; every A/AAAA record is a node' })),
   VARNISH_PURGE_TOKEN: secret('sent as X-Purge-Token on every PURGE/PURGEKEYS/BAN', {
-    pattern: PURGE_TOKEN_PATTERN, expected: 'must be at least 16 visible ASCII characters without spaces (it is sent as the X-Purge-Token header)',
+    pattern: PURGE_TOKEN_PATTERN, expected: 'must be 16 to 128 visible ASCII characters without spaces (it is sent as the X-Purge-Token header)',
   }),
   PURGER_DNS_INTERVAL_MS: int(5000, 100, 3_600_000, 'how often VARNISH_DNS is re-resolved'),
   // Empty: the shipped VCL refuses to keep a page whose fetch began before an invalidation, so

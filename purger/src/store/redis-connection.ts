@@ -36,7 +36,7 @@ export function redisOptions(config: RedisSettings): RedisOptions {
     sentinels: s.sentinels.map((a) => ({ host: a.host, port: a.port })),
     name: s.masterName,
     role: 'master',
-    ...(s.password !== undefined ? { sentinelPassword: s.password } : {}),
+    sentinelPassword: s.password,
     ...(tls ? { enableTLSForSentinelMode: true } : {}),
     // Reconnect when the sentinels announce +switch-master, not only when the old primary's
     // connection breaks (a primary that is demoted but alive would keep answering READONLY).

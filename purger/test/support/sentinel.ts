@@ -1,11 +1,13 @@
 // A Redis Sentinel deployment on loopback for tests: one primary, replicas and sentinels, all
 // real processes started by the test kit (testkit/redis.mjs). Sentinels declare the primary down
-// after 1 s.
+// after 1 s and require a password, as the purger does.
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisServer, SentinelServer } from '../../../testkit/redis.mjs';
 import { until } from '../../../testkit/wait.mjs';
 
 export const MASTER_NAME = 'purger-test';
+const SENTINEL_PASSWORD = `sentinel-${randomBytes(12).toString('hex')}`;
 
 export class SentinelTopology {
   private constructor(
@@ -19,7 +21,7 @@ export class SentinelTopology {
     const t = new SentinelTopology([primary, ...replicas], []);
     try {
       await until('replicas in sync', async () => (await t.info(primary.port, 'replication')).includes(`connected_slaves:${replicas.length}`) && (await t.replicasOnline(primary.port)) === replicas.length, 30_000, 100);
-      t.sentinels.push(...(await Promise.all(Array.from({ length: opts.sentinels ?? 3 }, () => SentinelServer.start(MASTER_NAME, primary.port)))));
+      t.sentinels.push(...(await Promise.all(Array.from({ length: opts.sentinels ?? 3 }, () => SentinelServer.start(MASTER_NAME, primary.port, { password: SENTINEL_PASSWORD })))));
       // Sentinels find the replicas through the primary and each other through its hello channel.
       await until('sentinels know every replica and each other', async () => {
         for (const s of t.sentinels) {
@@ -38,7 +40,7 @@ export class SentinelTopology {
 
   /** the environment that points the purger at this deployment */
   env(): Record<string, string> {
-    return { REDIS_SENTINELS: this.sentinels.map((s) => s.address).join(','), REDIS_SENTINEL_MASTER: MASTER_NAME };
+    return { REDIS_SENTINELS: this.sentinels.map((s) => s.address).join(','), REDIS_SENTINEL_MASTER: MASTER_NAME, REDIS_SENTINEL_PASSWORD: SENTINEL_PASSWORD };
   }
 
   /** the port of the primary the sentinels currently name */
@@ -96,7 +98,7 @@ export class SentinelTopology {
   }
 
   private async sentinelCall(port: number, ...args: string[]): Promise<unknown> {
-    const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, retryStrategy: () => null });
+    const r = new Redis({ port, host: '127.0.0.1', password: SENTINEL_PASSWORD, maxRetriesPerRequest: 1, retryStrategy: () => null });
     try {
       return await r.call('SENTINEL', ...args);
     } finally {
