@@ -7,6 +7,7 @@ require __DIR__ . '/support/Environment.php';
 require __DIR__ . '/support/TestCase.php';
 require __DIR__ . '/support/FastCgiClient.php';
 require __DIR__ . '/support/Fixtures.php';
+require __DIR__ . '/support/PurgerStack.php';
 
 error_reporting( E_ALL );
 Environment::start();

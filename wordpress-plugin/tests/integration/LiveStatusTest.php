@@ -14,11 +14,8 @@ use VarnishEdge\Site_Health;
  */
 class LiveStatusTest extends VE_TestCase {
 
-	/** @var resource|null The real purger's launcher (tests/support/purger-stack.mjs). */
+	/** @var Purger_Stack|null The real purger (tests/support/PurgerStack.php). */
 	private $stack;
-
-	/** @var array<int,resource> Its stdin and stdout. */
-	private $pipes = array();
 
 	/** @var array{url:string,nodes:string[]} Where it listens, its nodes. */
 	private $purger;
@@ -33,12 +30,8 @@ class LiveStatusTest extends VE_TestCase {
 
 	protected function tearDown(): void {
 		update_option( Settings::OPTION, $this->saved );
-		if ( $this->stack ) {
-			fclose( $this->pipes[0] ); // The launcher stops everything when its stdin closes.
-			fclose( $this->pipes[1] );
-			proc_close( $this->stack );
-			$this->stack = null;
-		}
+		$this->stack?->stop();
+		$this->stack = null;
 		wp_set_current_user( 1 );
 		parent::tearDown();
 	}
@@ -283,34 +276,14 @@ class LiveStatusTest extends VE_TestCase {
 	 * @param array<string,string> $env More of purger-stack.mjs's environment (ALLOWED_SITE).
 	 */
 	private function start_purger( array $env = array() ): void {
-		$repo = dirname( __DIR__, 3 );
-		exec( 'STACK_DIR=' . escapeshellarg( Environment::$dir . '/purger-build' ) . ' bash ' . escapeshellarg( $repo . '/stack/services/purger.sh' ) . ' build 2>&1', $out, $rc );
-		$this->assertSame( 0, $rc, 'purger build: ' . implode( "\n", $out ) );
-		$this->stack = proc_open(
-			array( 'node', __DIR__ . '/../support/purger-stack.mjs' ),
-			array( 0 => array( 'pipe', 'r' ), 1 => array( 'pipe', 'w' ), 2 => array( 'file', Environment::$dir . '/purger-stack.log', 'a' ) ),
-			$this->pipes,
-			null,
-			array_merge(
-				getenv(),
-				array(
-					'SITE'      => Environment::site(),
-					'SECRET'    => Environment::SECRET,
-					'NAMESPACE' => Environment::NS,
-				),
-				$env
-			)
-		);
-		$this->purger = json_decode( (string) fgets( $this->pipes[1] ), true );
-		$this->assertIsArray( $this->purger );
-		$this->assertArrayHasKey( 'url', $this->purger, (string) file_get_contents( Environment::$dir . '/purger-stack.log' ) );
+		$this->stack  = new Purger_Stack( $env );
+		$this->purger = $this->stack->purger;
 		update_option( Settings::OPTION, array_merge( $this->saved, array( 'purger_url' => $this->purger['url'] ) ) );
 	}
 
 	/** Tell the launcher to stop or start node 0. */
 	private function node( string $command ): void {
-		fwrite( $this->pipes[0], "$command 0\n" );
-		$this->assertSame( 'ok', trim( (string) fgets( $this->pipes[1] ) ) );
+		$this->assertTrue( $this->stack->node( $command ), "the launcher did not $command node 0" );
 	}
 
 	/** Ask the route until `$ok` holds (at most `$seconds`); the last answer. */

@@ -6,11 +6,8 @@
  */
 class RefreshUrlsTest extends VE_TestCase {
 
-	/** @var resource|null The real purger's launcher (tests/support/purger-stack.mjs). */
+	/** @var Purger_Stack|null The real purger (tests/support/PurgerStack.php). */
 	private $stack;
-
-	/** @var array<int,resource> Its stdin and stdout. */
-	private $pipes = array();
 
 	/** @var array<string,mixed>|null Settings before the test pointed the plugin at the real purger. */
 	private $saved;
@@ -21,12 +18,8 @@ class RefreshUrlsTest extends VE_TestCase {
 			update_option( \VarnishEdge\Settings::OPTION, $this->saved );
 			$this->saved = null;
 		}
-		if ( $this->stack ) {
-			fclose( $this->pipes[0] ); // The launcher stops everything when its stdin closes.
-			fclose( $this->pipes[1] );
-			proc_close( $this->stack );
-			$this->stack = null;
-		}
+		$this->stack?->stop();
+		$this->stack = null;
 		parent::tearDown();
 	}
 
@@ -116,19 +109,8 @@ class RefreshUrlsTest extends VE_TestCase {
 
 	/** Starts the real purger (testkit's Redis, a Varnish node, the built purger) and points the plugin at it. */
 	private function start_purger(): void {
-		$repo = dirname( __DIR__, 3 );
-		exec( 'STACK_DIR=' . escapeshellarg( Environment::$dir . '/purger-build' ) . ' bash ' . escapeshellarg( $repo . '/stack/services/purger.sh' ) . ' build 2>&1', $out, $rc );
-		$this->assertSame( 0, $rc, 'purger build: ' . implode( "\n", $out ) );
-		$this->stack = proc_open(
-			array( 'node', __DIR__ . '/../support/purger-stack.mjs' ),
-			array( 0 => array( 'pipe', 'r' ), 1 => array( 'pipe', 'w' ), 2 => array( 'file', Environment::$dir . '/purger-stack.log', 'a' ) ),
-			$this->pipes,
-			null,
-			array_merge( getenv(), array( 'SITE' => Environment::site(), 'SECRET' => Environment::SECRET, 'NAMESPACE' => Environment::NS ) )
-		);
-		$purger = json_decode( (string) fgets( $this->pipes[1] ), true );
-		$this->assertIsArray( $purger );
-		$this->assertArrayHasKey( 'url', $purger, (string) file_get_contents( Environment::$dir . '/purger-stack.log' ) );
+		$this->stack = new Purger_Stack();
+		$purger      = $this->stack->purger;
 		$this->saved = get_option( \VarnishEdge\Settings::OPTION );
 		update_option( \VarnishEdge\Settings::OPTION, array_merge( $this->saved, array( 'purger_url' => $purger['url'] ) ) );
 	}
