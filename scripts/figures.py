@@ -61,7 +61,7 @@ def missing(what, command):
 
 
 def e2e_rows():
-    d = load("stack/e2e/results.json")
+    d = load("tests/e2e/results.json")
     if d is None:
         return [missing("edit saved → post page fresh at the edge", "make test-e2e")]
     fr, rest, au = d["fresh"], d["rest"], d["audit"]
@@ -81,18 +81,18 @@ def e2e_rows():
 
 
 def own_site_rows():
-    d = load("stack/compose/own-site.json")
+    d = load("tests/compose/own-site.json")
     if d is None:
         return [missing("a new user puts the edge in front of their own WordPress", "make test-compose")]
     wp = f", WordPress {d['wordpress']}" if d.get("wordpress") else ""
     return [("a new user, the edge in front of a stock WordPress over HTTPS (README's commands, images built): "
              "first command → plugin uploaded and configured in a browser → an edit fresh at the edge; then an editor's save → fresh",
              f"{n(d.get('readme_first_command_to_fresh_edit_s'))} s; save → fresh {n(d.get('save_to_fresh_ms'))} ms",
-             "`make test-compose` (stack/compose/own-site-test.sh)", when(d) + wp)]
+             "`make test-compose` (tests/compose/own-site-test.sh)", when(d) + wp)]
 
 
 def bulk_rows():
-    d = load("stack/e2e/bulk-actions.json")
+    d = load("tests/e2e/bulk-actions.json")
     if d is None:
         return [missing("bulk actions in one request: stale responses after each", "make test-e2e")]
     sc = d.get("scenarios") or []
@@ -108,10 +108,10 @@ def bulk_rows():
 
 
 def bulk_table():
-    d = load("stack/e2e/bulk-actions.json")
+    d = load("tests/e2e/bulk-actions.json")
     if d is None:
         return "Not measured yet: run `make test-e2e`, then `make publish-results`."
-    out = [f"Measured by `make test-e2e` ({when(d)}, WordPress {d.get('wordpress', '?')}), from `stack/e2e/bulk-actions.json`:", "",
+    out = [f"Measured by `make test-e2e` ({when(d)}, WordPress {d.get('wordpress', '?')}), from `tests/e2e/bulk-actions.json`:", "",
            "| action, in one request | posts | answered in | applied on every node after | renders: refresh + next readers | audit clean after | stale |",
            "|---|--:|--:|--:|--:|--:|--:|"]
     for s in d.get("scenarios") or []:

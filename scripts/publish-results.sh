@@ -22,9 +22,9 @@ published=(
   "reliability/soak.json      reliability/results/soak.json     make soak"
   "purger/results.json        purger/bench/results.json         make bench-purger"
   "purger/wait-latency.json   purger/bench/wait-latency.json    npm run bench:wait (purger/)"
-  "e2e.json                   stack/e2e/results.json            make test-e2e"
-  "e2e/bulk-actions.json      stack/e2e/bulk-actions.json       make test-e2e"
-  "compose/own-site.json      stack/compose/own-site.json       make test-compose"
+  "e2e.json                   tests/e2e/results.json            make test-e2e"
+  "e2e/bulk-actions.json      tests/e2e/bulk-actions.json       make test-e2e"
+  "compose/own-site.json      tests/compose/own-site.json       make test-compose"
   "reliability/quick.json     reliability/results/quick.json    make test-reliability"
   "e2e/editor-live.png        docs/img/editor-live.png          make test-e2e"
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctl.sh VERB...: what tests do to a running native stack (make up's, or a test's STACK_DIR),
 # with the same verbs as stack/compose/ctl.sh for the compose stack, so one test drives either
-# (stack/e2e/e2e.mjs reads STACK_CTL):
+# (tests/e2e/e2e.mjs reads STACK_CTL):
 #   sql QUERY                 runs QUERY on the wordpress database, prints rows tab-separated
 #   wp SCRIPT [ARG...]        stack/prepare-wordpress.sh SCRIPT (change, app-password, cron...)
 #   secret NAME               prints one secret (admin_password, operator_token...)

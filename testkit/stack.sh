@@ -4,10 +4,15 @@
 #
 #   free_ports N             N distinct free loopback TCP ports, space-separated (bin/free-port.mjs,
 #                            the picker every suite uses)
-#   temp_stack_up NAME       stack/up.sh on free loopback ports in a new /tmp/NAME-stack.XXXXXX;
-#                            exports STACK_DIR and the ports, sources stack/lib.sh for its
-#                            helpers; DEMO_POSTS and the other stack settings pass through.
-#   run_e2e NAME             stack/e2e/e2e.mjs against the stack STACK_CTL drives (below)
+#   temp_stack_env NAME      a new /tmp/NAME-stack.XXXXXX and free loopback ports for a stack,
+#                            nothing started: exports STACK_DIR, the ports and the stack's
+#                            settings, sources stack/lib.sh for its helpers
+#   temp_stack_up NAME       temp_stack_env, then stack/up.sh; DEMO_POSTS and the other stack
+#                            settings pass through
+#   with_temp_stack NAME CMD...  CMD in temp_stack_env's environment, then temp_stack_down: for
+#                            tests that run the stack's steps themselves (tests/e2e/site-check,
+#                            core-refresh, through testkit/stack.mjs); returns CMD's status
+#   run_e2e NAME             tests/e2e/e2e.mjs against the stack STACK_CTL drives (below)
 #   browser_test NAME SCRIPT [VAR=VALUE...]  wordpress-plugin/tests/browser/SCRIPT in Chromium as
 #                            the stack's admin (WP_USER, WP_PASS) with VARs; fails on what it
 #                            saw and on any PHP warning or error logged meanwhile
@@ -22,13 +27,18 @@
 
 free_ports() { node "$(dirname "${BASH_SOURCE[0]}")/bin/free-port.mjs" "$@"; }
 
-temp_stack_up() {
+temp_stack_env() {
   read -r VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT < <(free_ports 4)
   STACK_DIR=$(mktemp -d "/tmp/$1-stack.XXXXXX")
+  chmod 755 "$STACK_DIR"   # services running as other users reach their directories
   export STACK_DIR VARNISH_PORT WEB_PORT PURGER_PORT REDIS_PORT STACK_REPO
   export SITE_HOST=localhost:$VARNISH_PORT STACK_SKIP_DEPS=1
   source stack/lib.sh   # after the settings above: its paths and defaults follow them
   echo "$1: stack in $STACK_DIR (varnish $VARNISH_PORT, nginx $WEB_PORT, purger $PURGER_PORT, redis $REDIS_PORT)"
+}
+
+temp_stack_up() {
+  temp_stack_env "$1"
   local start=$SECONDS
   stack/up.sh >"$STACK_DIR/up.log" 2>&1 || { tail -n 30 "$STACK_DIR/up.log"; echo "$1: the stack did not start"; return 1; }
   echo "$1: stack up in $((SECONDS - start)) s"
@@ -50,7 +60,17 @@ temp_stack_down() {
   rm -rf "$STACK_DIR"
 }
 
-# run_e2e NAME: stack/e2e/e2e.mjs against the stack STACK_CTL drives (stack/ctl.sh, or
+with_temp_stack() {
+  local name=$1 rc
+  shift
+  temp_stack_env "$name" || return 1
+  "$@"
+  rc=$?
+  if ((rc != 0)); then temp_stack_down keep-logs; else temp_stack_down; fi
+  return $rc
+}
+
+# run_e2e NAME: tests/e2e/e2e.mjs against the stack STACK_CTL drives (stack/ctl.sh, or
 # stack/compose/ctl.sh), reached on the exported VARNISH_PORT, WEB_PORT, PURGER_PORT and
 # SITE_HOST; the admin's password, the operator token and a new application password come
 # through STACK_CTL.
@@ -62,7 +82,7 @@ run_e2e() {
     echo "$1: cannot read the stack's secrets"; return 1
   fi
   E2E_USER=${WP_ADMIN_USER:-admin} E2E_ADMIN_PASSWORD=$admin E2E_APP_PASSWORD=$app OPERATOR_TOKEN=$op \
-    STACK_CTL=$STACK_CTL timeout 600 node --test-reporter=spec stack/e2e/e2e.mjs
+    STACK_CTL=$STACK_CTL timeout 600 node --test-reporter=spec tests/e2e/e2e.mjs
 }
 
 browser_kit() {

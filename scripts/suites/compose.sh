@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Compose suite (make test-compose): the static checks of docker-compose.yml (pytest over
-# stack/compose/test_compose.py: images built from debian:trixie-slim only, tags within
+# tests/compose/test_compose.py: images built from debian:trixie-slim only, tags within
 # platforms.json, loopback ports, secrets as files, least privilege), then the stack for real
-# (stack/compose/live-test.sh: build, up --wait, e2e, audit, k6 smoke, two nodes, down -v), then the
-# edge alone in front of a stock WordPress by the README's own commands (stack/compose/own-site-test.sh).
+# (tests/compose/live-test.sh: build, up --wait, e2e, audit, k6 smoke, two nodes, down -v), then the
+# edge alone in front of a stock WordPress by the README's own commands (tests/compose/own-site-test.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # make test-compose runs without make test's install step: Docker, compose v2, Node.js and the
@@ -13,7 +13,7 @@ if ! command -v dockerd >/dev/null || ! docker compose version >/dev/null 2>&1 |
 fi
 py=/usr/bin/python3; [[ -x $py ]] || py=python3
 rc=0
-PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -q -p no:cacheprovider stack/compose/test_compose.py || rc=1
-stack/compose/live-test.sh || rc=1
-stack/compose/own-site-test.sh || rc=1
+PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -q -p no:cacheprovider tests/compose/test_compose.py || rc=1
+tests/compose/live-test.sh || rc=1
+tests/compose/own-site-test.sh || rc=1
 exit $rc

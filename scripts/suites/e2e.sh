@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end suite: starts the native stack (stack/up.sh) on free loopback ports in a temporary
-# state directory, runs stack/e2e/e2e.mjs against it through Varnish, then in Chromium the wp-admin
+# state directory, runs tests/e2e/e2e.mjs against it through Varnish, then in Chromium the wp-admin
 # walk (testkit wp_admin_walk: Media Library, uploads, block editor) and the block editor's live
 # notice after an edit, with Varnish up, stopped and started again (testkit editor_live; its
 # screenshots in .results/e2e/, make publish-results copies editor-live.png to docs/img/), then the
 # walk again without underscore.min.js, then every bulk action in one request each
-# (stack/e2e/bulk-actions.test.mjs); tears the stack down even on failure (its logs are printed
-# when something failed). Then stack/e2e/site-check.test.mjs, which starts broken stacks of its
-# own, and stack/e2e/core-refresh.test.mjs (a newer packaged core copied in, wp-content kept, the
+# (tests/e2e/bulk-actions.test.mjs); tears the stack down even on failure (its logs are printed
+# when something failed). Then tests/e2e/site-check.test.mjs, which starts broken stacks of its
+# own, and tests/e2e/core-refresh.test.mjs (a newer packaged core copied in, wp-content kept, the
 # database upgraded). WP_SOURCE picks the WordPress tree both use (default Debian's 6.1;
 # WP_SOURCE=$(scripts/fetch-wordpress.sh sid) for Debian sid's, 7.1 or later), with its own default theme.
 set -uo pipefail
@@ -29,10 +29,10 @@ wp_theme=$(mariadb --no-defaults --socket="$DB_SOCKET" -N wordpress -e "SELECT o
 echo "e2e: WordPress ${wp_version:-unknown}, theme ${wp_theme:-unknown}"
 
 export STACK_CTL=$STACK_REPO/stack/ctl.sh
-# The run's figures (make publish-results copies them to stack/e2e/results.json).
+# The run's figures (make publish-results copies them to tests/e2e/results.json).
 export E2E_RESULTS=$PWD/.results/e2e.json E2E_WORDPRESS=$wp_version
 run_e2e e2e
-report "stack/e2e/e2e.mjs" $?
+report "tests/e2e/e2e.mjs" $?
 wp_admin_walk e2e "http://$SITE_HOST"
 report "the wp-admin walk" $?
 # The block editor says when an edit is live on the edge, and names the node when it is down.
@@ -52,18 +52,18 @@ mv "$STACK_DIR/underscore.min.js" "$WP_DIR/wp-includes/js/underscore.min.js"
 # 500 posts, Empty Trash, deleting a user with 500 posts, 50 tags, an import), each in one request,
 # leaves nothing stale and the pipeline moving; the 20-post trash in Chromium. Figures in
 # .results/e2e/bulk-actions.json, screenshots beside them.
-echo "e2e: bulk actions (stack/e2e/bulk-actions.test.mjs)"
-browser_kit && timeout 1200 node --test-reporter=spec stack/e2e/bulk-actions.test.mjs
-report "stack/e2e/bulk-actions.test.mjs" $?
+echo "e2e: bulk actions (tests/e2e/bulk-actions.test.mjs)"
+browser_kit && timeout 1200 node --test-reporter=spec tests/e2e/bulk-actions.test.mjs
+report "tests/e2e/bulk-actions.test.mjs" $?
 rc=$REPORT_FAILED
 teardown
 trap - EXIT
 # make up on broken sites (no theme, PHP fatal, database down): its own stack, its own ports.
-echo "e2e: make up refuses a site that does not render (stack/e2e/site-check.test.mjs)"
-timeout 300 node --test --test-reporter=spec stack/e2e/site-check.test.mjs
-report "stack/e2e/site-check.test.mjs" $?
+echo "e2e: make up refuses a site that does not render (tests/e2e/site-check.test.mjs)"
+with_temp_stack site-check timeout 300 node --test --test-reporter=spec tests/e2e/site-check.test.mjs
+report "tests/e2e/site-check.test.mjs" $?
 # A newer packaged WordPress reaches the site's copy on the next make up; the database follows.
-echo "e2e: make up refreshes core from a newer package (stack/e2e/core-refresh.test.mjs)"
-timeout 400 node --test --test-reporter=spec stack/e2e/core-refresh.test.mjs
-report "stack/e2e/core-refresh.test.mjs" $?
+echo "e2e: make up refreshes core from a newer package (tests/e2e/core-refresh.test.mjs)"
+with_temp_stack core-refresh timeout 400 node --test --test-reporter=spec tests/e2e/core-refresh.test.mjs
+report "tests/e2e/core-refresh.test.mjs" $?
 report_end

@@ -3,7 +3,7 @@
 // exceptions, failed requests and any 4xx/5xx answer.
 import { chromium } from 'playwright-core';
 
-// CHROMIUM_RESOLVE=HOST:ADDR (stack/compose/own-site-test.sh): HOST resolves to ADDR, as a reader's
+// CHROMIUM_RESOLVE=HOST:ADDR (tests/compose/own-site-test.sh): HOST resolves to ADDR, as a reader's
 // DNS would send them to the edge, and the edge's self-signed certificate is accepted.
 export async function launch() {
   const resolve = process.env.CHROMIUM_RESOLVE?.match(/^([a-z0-9.-]+):([0-9.]+)$/);

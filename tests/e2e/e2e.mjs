@@ -5,7 +5,7 @@
 // PURGER_PORT, as the native stack listens) and driven through STACK_CTL
 // (stack/ctl.sh or stack/compose/ctl.sh: sql, wp, stop|start). Every request to the site goes
 // through Varnish unless it says "origin". node:test tests, run in order: node --test-reporter=spec
-// stack/e2e/e2e.mjs. Prints numbers, ends with "e2e: N passed, M failed".
+// tests/e2e/e2e.mjs. Prints numbers, ends with "e2e: N passed, M failed".
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';

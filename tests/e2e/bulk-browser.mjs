@@ -9,7 +9,7 @@ import { launch, login, watchedPage } from '../../wordpress-plugin/tests/browser
  * trashFromPostsScreen({ base, user, pass, category, ids, token, shots }) -> { respondedAt, notice, shot }
  * base: the site through Varnish; ids: the posts the first rows of Posts filtered by category
  * (a term id) must show, in order;
- * token: sent as X-Bulk-E2E on the bulk action's own request (stack/e2e/bulk-probe.php);
+ * token: sent as X-Bulk-E2E on the bulk action's own request (tests/e2e/bulk-probe.php);
  * respondedAt: performance.now() when WordPress answered the action (its redirect).
  */
 export async function trashFromPostsScreen({ base, user, pass, category, ids, token, shots }) {

@@ -5,19 +5,21 @@
 // A site is installed from a copy of WP_SOURCE with only MariaDB running (no web server needed),
 // then that copy is "upgraded" as apt would: a bumped $wp_version and $wp_db_version, a new core
 // file, and a changed file under its wp-content that must not reach the site.
-// Run: node --test stack/e2e/core-refresh.test.mjs (scripts/suites/e2e.sh runs it).
+// Run: bash -c 'source testkit/stack.sh; with_temp_stack core-refresh node --test tests/e2e/core-refresh.test.mjs'
+// (scripts/suites/e2e.sh runs it).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repo, scratchStack } from './scratch-stack.mjs';
+import { REPO_ROOT as repo } from '../../testkit/process.mjs';
+import { givenStack } from '../../testkit/stack.mjs';
 
 const SOURCE = process.env.WP_SOURCE || '/usr/share/wordpress';
 const pkg = mkdtempSync(join(tmpdir(), 'core-refresh-pkg.'));
 chmodSync(pkg, 0o755);   // the web user reads the copy
-const { stackDir, wpDir: wp, env, run } = await scratchStack('core-refresh', { wpSource: pkg, demoPosts: 2, timeoutMs: 300_000 });
+const { wpDir: wp, env, run } = givenStack({ WP_SOURCE: pkg, DEMO_POSTS: 2, timeoutMs: 300_000 });
 const must = (script, ...args) => {
   const r = run(script, ...args);
   assert.equal(r.status, 0, `${script} ${args.join(' ')} failed:\n${r.out.slice(-2000)}`);
@@ -26,9 +28,8 @@ const must = (script, ...args) => {
 const versionOf = (dir) => readFileSync(join(dir, 'wp-includes/version.php'), 'utf8').match(/\$wp_version = '([^']+)'/)[1];
 const dbVersionOf = (dir) => Number(readFileSync(join(dir, 'wp-includes/version.php'), 'utf8').match(/\$wp_db_version = (\d+)/)[1]);
 
+// The stack itself is stopped and removed by with_temp_stack (testkit/stack.sh).
 after(() => {
-  run('stack/services/mariadb.sh', 'stop');
-  rmSync(stackDir, { recursive: true, force: true });
   rmSync(pkg, { recursive: true, force: true });
 });
 

@@ -6,7 +6,7 @@ import http from 'node:http';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { audit, discoverUrls, normalize } from './audit.mjs';
+import { audit, discoverUrls, normalize } from '../../stack/audit/audit.mjs';
 
 const run = promisify(execFile);
 
@@ -91,7 +91,7 @@ test('discoverRestUrls adds each term collection ordered by count and its items 
 });
 
 test('the command exits 1 on a stale page and 0 when everything is fresh', async () => {
-  const cli = fileURLToPath(new URL('./audit.mjs', import.meta.url));
+  const cli = fileURLToPath(new URL('../../stack/audit/audit.mjs', import.meta.url));
   const edge = await serve({ '/': { body: 'old' }, '/wp-sitemap.xml': { status: 404 } });
   const origin = await serve({ '/': { body: 'new' }, '/wp-sitemap.xml': { status: 404 } });
   try {

@@ -4,7 +4,8 @@
 // twentytwentythree on 6.1, twentytwentyfive on 6.7+), as on a machine that never installed
 // wordpress-theme-<theme>; then the theme is installed and `make up` runs again; then the same
 // stack with a PHP fatal error and with its database stopped.
-// Run: node --test stack/e2e/site-check.test.mjs (scripts/suites/e2e.sh runs it);
+// Run: bash -c 'source testkit/stack.sh; with_temp_stack site-check node --test tests/e2e/site-check.test.mjs'
+// (scripts/suites/e2e.sh runs it);
 // WP_SOURCE=$(scripts/fetch-wordpress.sh sid) for Debian sid's WordPress (7.1 or later), or
 // scripts/fetch-wordpress.sh VERSION for another.
 import { test, after } from 'node:test';
@@ -13,7 +14,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repo, scratchStack } from './scratch-stack.mjs';
+import { REPO_ROOT as repo } from '../../testkit/process.mjs';
+import { givenStack } from '../../testkit/stack.mjs';
 import { until } from '../../testkit/wait.mjs';
 
 const SOURCE = process.env.WP_SOURCE || '/usr/share/wordpress';
@@ -23,12 +25,10 @@ const THEME = readFileSync(join(SOURCE, 'wp-includes/default-constants.php'), 'u
 if (!THEME) throw new Error(`no WP_DEFAULT_THEME in ${SOURCE}/wp-includes/default-constants.php`);
 const wpSource = mkdtempSync(join(tmpdir(), 'site-check-wp.'));
 chmodSync(wpSource, 0o755);   // the copy keeps the source's mode; the web server must read it
-const { stackDir, wpDir, env, run } = await scratchStack('site-check', { wpSource, demoPosts: 5, timeoutMs: 240_000 });
+const { wpDir, env, run } = givenStack({ WP_SOURCE: wpSource, DEMO_POSTS: 5, timeoutMs: 240_000 });
 
+// The stack itself is stopped and removed by with_temp_stack (testkit/stack.sh).
 after(() => {
-  if (process.env.SITE_CHECK_KEEP) return;
-  run('stack/down.sh');
-  rmSync(stackDir, { recursive: true, force: true });
   rmSync(wpSource, { recursive: true, force: true });
 });
 

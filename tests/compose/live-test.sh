@@ -3,7 +3,7 @@
 # none answers, builds every image from debian:trixie-slim (imported from debootstrap when no
 # registry answers), runs `docker compose up --wait` as its own project on free loopback ports,
 # then checks it: the home page renders the theme, PURGE from outside the purger is refused, the
-# e2e suite (stack/e2e/e2e.mjs through stack/compose/ctl.sh: edits fresh at the edge, offline
+# e2e suite (tests/e2e/e2e.mjs through stack/compose/ctl.sh: edits fresh at the edge, offline
 # edits delivered from the outbox, the stale-page audit), the wp-admin walk in Chromium, the k6 smoke run through compose's k6
 # service, the two-node profile (one edit invalidates both nodes) and the ha profile (Sentinel
 # behind its own password, a failover the purger follows). Tears the stack and its
@@ -100,16 +100,16 @@ export E2E_EDGE E2E_ORIGIN E2E_PURGER
 echo "  edge $E2E_EDGE, origin $E2E_ORIGIN, purger $E2E_PURGER"
 export STACK_CTL=$PWD/stack/compose/ctl.sh
 run_e2e compose
-report "e2e suite against compose (stack/e2e/e2e.mjs)" $?
+report "e2e suite against compose (tests/e2e/e2e.mjs)" $?
 
-# The origin's hardening (stack/compose/hardening-check.sh).
-stack/compose/hardening-check.sh secrets
+# The origin's hardening (tests/compose/hardening-check.sh).
+tests/compose/hardening-check.sh secrets
 report "no admin password in the wordpress and wp-cron containers, no secret in any process environment" $?
-stack/compose/hardening-check.sh client-address
+tests/compose/hardening-check.sh client-address
 report "WordPress sees the client's address through Varnish, ignores a forged X-Forwarded-For; anonymous comments held" $?
-stack/compose/hardening-check.sh uploads-php
+tests/compose/hardening-check.sh uploads-php
 report "PHP in the uploads volume is refused, never executed" $?
-stack/compose/hardening-check.sh cron-xmlrpc
+tests/compose/hardening-check.sh cron-xmlrpc
 report "/wp-cron.php and /xmlrpc.php refused at the edge and the origin" $?
 
 # The image's WordPress is whole (Debian's relative links resolved), and wp-admin works in a browser.
@@ -123,12 +123,12 @@ report "wp-admin walk in Chromium (Media Library, JPEG and WAV uploads, image vi
 dc --profile load run --rm -e DURATION=5s -e VUS=4 -e MAX_P99_MS=2000 -e MIN_HIT_RATE=0.9 k6 run /scripts/hot-url.js 2>&1 | tail -n 12
 report "k6 smoke (hot-url.js, 5 s) through compose's k6 service" "${PIPESTATUS[0]}"
 
-# both_nodes_fresh NAME: stack/compose/fanout-check.mjs on the two Varnish nodes and the purger as
+# both_nodes_fresh NAME: tests/compose/fanout-check.mjs on the two Varnish nodes and the purger as
 # they are now (containers recreated by a step get new addresses), with an application password NAME.
 both_nodes_fresh() {
   E2E_PURGER=http://$(ip_of purger):8090 E2E_USER=${WP_ADMIN_USER:-admin} OPERATOR_TOKEN=$(stack/compose/ctl.sh secret operator_token) \
   E2E_APP_PASSWORD=$(stack/compose/ctl.sh wp app-password "$1" | tail -n 1) \
-    node stack/compose/fanout-check.mjs "http://$(ip_of varnish):8080" "http://$(ip_of varnish-2):8080"
+    node tests/compose/fanout-check.mjs "http://$(ip_of varnish):8080" "http://$(ip_of varnish-2):8080"
 }
 
 # Two nodes: the purger finds the second by DNS; one edit reaches both.

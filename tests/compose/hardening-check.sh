@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hardening-check.sh CHECK: one check of the compose stack's origin hardening, run by
-# stack/compose/live-test.sh against a running project (COMPOSE_PROJECT_NAME, COMPOSE_FILE, and
+# tests/compose/live-test.sh against a running project (COMPOSE_PROJECT_NAME, COMPOSE_FILE, and
 # E2E_EDGE / E2E_ORIGIN: Varnish's and WordPress's addresses on the backend network, SITE_HOST).
 #   secrets         no admin password in the wordpress and wp-cron containers (no file, no process
 #                   environment), no webhook secret in any of their processes' environment

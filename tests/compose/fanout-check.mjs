@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// fanout-check.mjs EDGE1 EDGE2: the compose "fanout" profile's proof (stack/compose/live-test.sh):
+// fanout-check.mjs EDGE1 EDGE2: the compose "fanout" profile's proof (tests/compose/live-test.sh):
 // once the purger lists both Varnish nodes (found by DNS), a post cached on both (HIT) is edited
 // once through the REST API and must show the edit on both nodes. Reads SITE_HOST, E2E_PURGER,
 // OPERATOR_TOKEN, E2E_USER and E2E_APP_PASSWORD from the environment (FANOUT_FRESH_MS: how long

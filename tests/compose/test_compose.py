@@ -1,5 +1,5 @@
 """Static checks of docker-compose.yml, under pytest (the first half of the `compose` suite; the
-stack itself runs in stack/compose/live-test.sh).
+stack itself runs in tests/compose/live-test.sh).
 
 The file is read as `docker compose config` resolves it (every profile, no .env, defaults only but
 the purger's Sentinel settings, as --profile ha runs it), and cross-checked against the code it depends on: the images' Dockerfiles (stack/images/),

@@ -1,5 +1,5 @@
 <?php
-// Content for stack/e2e/bulk-actions.test.mjs, made from PHP with WordPress's own functions (the
+// Content for tests/e2e/bulk-actions.test.mjs, made from PHP with WordPress's own functions (the
 // stack's CLI bootstrap, as the web user; no wp-cli in Debian). Prints one JSON line.
 //   setup RUN TRASHED    two authors, two categories, 50 tags and TRASHED posts already in the
 //                        Trash (for Delete Permanently and Empty Trash), all named after RUN

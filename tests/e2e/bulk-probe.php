@@ -1,5 +1,5 @@
 <?php
-// Test-only mu-plugin, copied into its scratch site by stack/e2e/bulk-actions.test.mjs. The
+// Test-only mu-plugin, copied into its scratch site by tests/e2e/bulk-actions.test.mjs. The
 // plugin answers a request first (fastcgi_finish_request) and builds and delivers its events
 // after, so the response alone does not say which events the action made, nor when. A request
 // carrying X-Bulk-E2E: TOKEN (a CLI run: BULK_E2E_TOKEN in its environment) appends, from the

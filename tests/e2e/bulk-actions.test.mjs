@@ -20,7 +20,7 @@
 //
 // Runs on the stack the environment names (STACK_DIR, VARNISH_PORT, WEB_PORT, PURGER_PORT,
 // SITE_HOST: scripts/suites/e2e.sh's), or without STACK_DIR starts its own (stack/up.sh on free
-// ports, removed after). node --test-reporter=spec stack/e2e/bulk-actions.test.mjs
+// ports, removed after). node --test-reporter=spec tests/e2e/bulk-actions.test.mjs
 // Env: E2E_FRESH_LIMIT_MS (15000, e2e's), E2E_BULK_SETTLE_MS (120000), E2E_BULK_SAMPLE (posts
 // warmed and audited per scenario, 20), E2E_BULK_RESULTS (.results/e2e/bulk-actions.json),
 // E2E_SHOTS (.results/e2e), E2E_BULK_SCENARIOS (run only the first N, for a quick look), WP_ADMIN_USER.
@@ -76,7 +76,7 @@ async function stackUp() {
   S.adminPassword = (await ctl('secret', 'admin_password')).trim();
   S.operatorToken = (await ctl('secret', 'operator_token')).trim();
   // The probe that says when a request's shutdown work (the plugin's events) is done.
-  copyFileSync(join(repo, 'stack/e2e/bulk-probe.php'), join(S.wpDir, 'wp-content/mu-plugins/bulk-e2e-probe.php'));
+  copyFileSync(join(repo, 'tests/e2e/bulk-probe.php'), join(S.wpDir, 'wp-content/mu-plugins/bulk-e2e-probe.php'));
   // A clean edge: what earlier checks left cached (e2e's control leaves a page stale on purpose)
   // is not this test's business.
   await ban('req.url ~ .');
@@ -99,11 +99,11 @@ const sql = async (q) => (await ctl('sql', q)).trim();
 const edge = (path, opts = {}) => request(S.edge, path, { host: S.host, ...opts });
 const origin = (path, opts = {}) => request(S.origin, path, { host: S.host, ...opts });
 
-/** stack/e2e/bulk-content.php MODE ARG... as the web user, through the stack's CLI bootstrap;
+/** tests/e2e/bulk-content.php MODE ARG... as the web user, through the stack's CLI bootstrap;
  *  with a token, the probe records the events it commits (BULK_E2E_TOKEN). */
 async function content(token, ...args) {
   const script = 'source stack/lib.sh && as_user "$WEB_USER" env STACK_WP_DIR="$WP_DIR" STACK_SITE_HOST="$SITE_HOST" BULK_E2E_TOKEN="$BULK_E2E_TOKEN" '
-    + 'php -d memory_limit=512M stack/e2e/bulk-content.php "$@"';
+    + 'php -d memory_limit=512M tests/e2e/bulk-content.php "$@"';
   const env = { ...S.env, BULK_E2E_TOKEN: token };
   const { stdout } = await run('bash', ['-c', script, 'bulk-content', ...args], { cwd: repo, env, maxBuffer: 1 << 26, timeout: 600000 });
   return JSON.parse(stdout.trim().split('\n').pop());
