@@ -33,10 +33,11 @@ stable=$(sed -n 's/^Stable tag:[[:space:]]*\([^[:space:]]*\).*/\1/p' "$src/readm
 # What a runtime folder may hold (paths relative to it). Anything else is a mistake to fix here or
 # in the tree, never something to ship silently.
 allowed() {
+  # includes/: class-plugin.php (the composition root) at the top, the other classes one folder down
+  # (one folder per role, varnish-edge.php's CLASS_FOLDERS).
+  [[ $1 =~ ^includes/([^/.][^/]*/)?(class-[^/]*|index)\.php$ ]] && return 0
   case $1 in
     varnish-edge.php | uninstall.php | readme.txt | index.php) return 0 ;;
-    includes/*/*) return 1 ;;
-    includes/class-*.php | includes/index.php) return 0 ;;
     languages/*/*) return 1 ;;
     languages/*.pot | languages/*.po | languages/*.mo | languages/*.json) return 0 ;;
     assets/*/*) return 1 ;;
