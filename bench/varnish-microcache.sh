@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # varnish-microcache.sh start|stop|vcl [full|minimal]: another varnishd in pure microcache mode (1 s
 # TTL, grace, coalescing; no purges needed) in front of the same origin as the stack's own
-# Varnish, with the same varnishd parameters (Debian's defaults).
+# Varnish, started the same way (stack/launch/varnishd.sh: the same flags and parameters) and with
+# the same storage ($VARNISH_STORAGE). Both flavours differ only in their VCL. (Before the
+# launcher they ran with Debian's default request-size limits and client workspace, not the
+# stack's 32k/48k/128k; those bound how big a request may be, not how fast a hit is served.)
 #   full     (default) on $MICROCACHE_VARNISH_PORT: the stack's entry VCL (vcl/render-entry.sh)
 #            trusting no address, with bench/microcache-only.vcl included before vcl/microcache.vcl
 #   minimal  on $MICROCACHE_MINIMAL_PORT: the same origin and bench/minimal-varnish.vcl only
@@ -39,9 +42,8 @@ start)
   entry_vcl >"$vcl.tmp" || die "cannot write $vcl"
   mv "$vcl.tmp" "$vcl"
   chmod 644 "$vcl"
-  varnishd -n "$workdir" -a "127.0.0.1:$port" -T 127.0.0.1:0 -f "$vcl" \
-    -p "vcl_path=$STACK_REPO/vcl:/usr/share/varnish/vcl" -s "$VARNISH_STORAGE" \
-    -P "$RUN_DIR/$name.pid" >>"$LOG_DIR/$name.log" 2>&1 \
+  "$STACK_REPO/stack/launch/varnishd.sh" -n "$workdir" -a "127.0.0.1:$port" -f "$vcl" \
+    -s "$VARNISH_STORAGE" -P "$RUN_DIR/$name.pid" >>"$LOG_DIR/$name.log" 2>&1 \
     || die "varnishd ($flavour microcache) failed to start; see $LOG_DIR/$name.log"
   wait_until 30 "$flavour microcache Varnish on port $port" port_busy "$port" || die "varnishd did not listen on $port"
   ;;

@@ -126,22 +126,17 @@ php_admin_value[memory_limit] = 256M
 CONF
 }
 
-# redis: loopback only, password, append-only file so the purger's outbox survives a restart.
-# Runs in the foreground as the redis user (stack/services/redis.sh); its log goes to redis.log.
-# Valkey (the compose image) reads the same file.
+# redis: loopback only, password, the memory cap. The rest (foreground, log to stdout, the
+# append-only file, noeviction) is stack/launch/redis-server.sh's, which runs it with this file:
+# as the redis user (stack/services/redis.sh; its log goes to redis.log) or in the Valkey image.
 render_redis() {
 cat >"$CONF_DIR/redis.conf" <<CONF
 bind $REDIS_BIND
 port $REDIS_PORT
-daemonize no
-logfile ""
 dir $REDIS_DATA_DIR
-appendonly yes
-save ""
 requirepass $REDIS_PASSWORD
-# Full means refuse writes, never evict: the purger answers 503 and senders retry; nothing is lost.
+# Full means refuse writes (maxmemory-policy noeviction): the purger answers 503 and senders retry.
 maxmemory $REDIS_MAXMEMORY
-maxmemory-policy noeviction
 CONF
 own "$REDIS_OS_USER" 600 "$CONF_DIR/redis.conf"
 }

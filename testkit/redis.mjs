@@ -1,19 +1,20 @@
 // redis-server and redis-sentinel (or valkey-server / valkey-sentinel: STORE_SERVER and
-// STORE_SENTINEL, set by scripts/platforms.sh for its Valkey cells) on free loopback ports.
+// STORE_SENTINEL, set by scripts/platforms.sh for its Valkey cells) on free loopback ports, run by
+// the launcher the stack and the images use (stack/launch/redis-server.sh: the program, and the
+// store's fixed flags: append-only, no snapshots, noeviction).
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './ports.mjs';
-import { freeze, stopChild, tempDir } from './process.mjs';
+import { REPO_ROOT, freeze, stopChild, tempDir } from './process.mjs';
 import { portOpen, until } from './wait.mjs';
 
-const STORE_SERVER = process.env.STORE_SERVER ?? 'redis-server';
-const STORE_SENTINEL = process.env.STORE_SENTINEL ?? 'redis-sentinel';
+const LAUNCHER = join(REPO_ROOT, 'stack/launch/redis-server.sh');
 
-/** Starts `program args` and waits until it listens on port. */
-async function listen(program, args, port) {
-  const child = spawn(program, args, { stdio: 'ignore' });
-  await until(`${program} on ${port}`, () => portOpen(port));
+/** Starts the launcher with `args` (it execs the server: the child is the server) and waits until it listens on port. */
+async function listen(what, args, port) {
+  const child = spawn(LAUNCHER, args, { stdio: 'ignore' });
+  await until(`${what} on ${port}`, () => portOpen(port));
   return child;
 }
 
@@ -36,8 +37,8 @@ export class RedisServer {
   }
 
   async start() {
-    this.child = await listen(STORE_SERVER, [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', this.appendfsync, '--protected-mode', 'no',
+    this.child = await listen('the store (redis-server.sh)', [
+      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendfsync', this.appendfsync, '--protected-mode', 'no',
       // replicas (and a replica promoted by Sentinel) sync at once instead of after 5 s
       '--repl-diskless-sync-delay', '0',
       ...(this.replicaOf !== undefined ? ['--replicaof', '127.0.0.1', String(this.replicaOf)] : []),
@@ -89,7 +90,7 @@ export class SentinelServer {
       `sentinel monitor ${m} 127.0.0.1 ${this.primaryPort} 2`, `sentinel down-after-milliseconds ${m} 1000`,
       `sentinel failover-timeout ${m} 10000`, `sentinel parallel-syncs ${m} 2`, '',
     ].join('\n'), { mode: 0o600 });
-    this.child = await listen(STORE_SENTINEL, [conf], this.port);
+    this.child = await listen('the sentinel (redis-server.sh --sentinel)', ['--sentinel', conf], this.port);
   }
 
   async stop() {

@@ -1,6 +1,7 @@
 // The one way tests start a varnishd: its entry VCL rendered by vcl/render-entry.sh (the template
-// the stack and the images use) around the shipped vcl/microcache.vcl, so tests exercise the
-// VCL that ships, the purge token check included.
+// the stack and the images use) around the shipped vcl/microcache.vcl, run by the launcher the
+// stack and the images use (stack/launch/varnishd.sh: its vcl_path and parameters), so tests
+// exercise the VCL and the settings that ship, the purge token check included.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,6 +9,9 @@ import { request } from './http.mjs';
 import { freePort } from './ports.mjs';
 import { REPO_ROOT, freeze, running, stopChild, tempDir } from './process.mjs';
 import { portOpen, until } from './wait.mjs';
+
+/** The project's one varnishd launcher (the fixed flags; it execs varnishd). */
+const VARNISHD = join(REPO_ROOT, 'stack/launch/varnishd.sh');
 
 /** The purge token test Varnish nodes require unless told otherwise. */
 export const TEST_PURGE_TOKEN = 'varnish-purge-token-for-tests-0123';
@@ -24,7 +28,8 @@ export class Varnish {
   /**
    * backend: 'HOST:PORT' of the origin; token (written to a file here) or tokenFile: the purge
    * token the node requires; purgers, includes: as render-entry.sh takes them; dir: where the
-   * node keeps its files (default a new temp dir, removed by destroy); storage: -s; params: -p.
+   * node keeps its files (default a new temp dir, removed by destroy); storage: -s; params: -p,
+   * after the launcher's own (so they win over them).
    */
   constructor({ backend, port, token = TEST_PURGE_TOKEN, tokenFile, purgers, includes, dir, storage = 'malloc,64m', params = {} }) {
     Object.assign(this, { backend, port, token, purgers, includes, storage });
@@ -52,9 +57,10 @@ export class Varnish {
     if (this.ownsTokenFile) writeFileSync(this.tokenFile, `${this.token}\n`, { mode: 0o644 });
     const vcl = join(this.dir, 'entry.vcl');
     writeFileSync(vcl, renderEntry(this));
-    const params = Object.entries({ vcl_path: `${join(REPO_ROOT, 'vcl')}:/usr/share/varnish/vcl`, ...this.params }).flatMap(([k, v]) => ['-p', `${k}=${v}`]);
+    const params = Object.entries(this.params).flatMap(([k, v]) => ['-p', `${k}=${v}`]);
     let stderr = '';
-    this.child = spawn('varnishd', ['-F', '-n', this.workdir, '-a', this.node, '-T', '127.0.0.1:0', '-f', vcl, '-s', this.storage, ...params], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // -F: in the foreground, the child is varnishd's manager itself (the launcher execs it).
+    this.child = spawn(VARNISHD, ['-F', '-n', this.workdir, '-a', this.node, '-f', vcl, '-s', this.storage, ...params], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child.stderr.on('data', (d) => { stderr = (stderr + d.toString()).slice(-4000); });
     const child = this.child;
     await until(`varnishd on ${this.port}`, async () => {

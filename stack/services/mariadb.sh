@@ -23,10 +23,11 @@ start)
       || die "mariadb-install-db failed; see $LOG_DIR/mariadb-install.log"
   fi
   ((STACK_ROOT)) && chown -R "$DB_OS_USER" "$datadir"   # a data directory from before the mysql user
-  spawn mariadb mariadbd --no-defaults --datadir="$datadir" --socket="$sock" \
-    --pid-file="$DB_SOCKET_DIR/mariadbd.pid" --skip-networking --user="$DB_OS_USER" \
-    --log-error="$LOG_DIR/mariadb-error.log" --innodb-buffer-pool-size=128M \
-    --innodb-flush-log-at-trx-commit=2 --skip-log-bin --character-set-server=utf8mb4
+  # stack/launch/mariadbd.sh adds the fixed flags; this stack's own: no TCP, the data safe in
+  # the OS's cache at each commit (flushed to disk once a second).
+  spawn mariadb "$STACK_REPO/stack/launch/mariadbd.sh" "$datadir" "$sock" "$DB_SOCKET_DIR/mariadbd.pid" \
+    --skip-networking --user="$DB_OS_USER" --log-error="$LOG_DIR/mariadb-error.log" \
+    --innodb-flush-log-at-trx-commit=2
   wait_until 60 "MariaDB on $sock" sql -e 'SELECT 1' \
     || die "MariaDB did not start; see $LOG_DIR/mariadb-error.log"
   db_grants_sql localhost | sql --batch

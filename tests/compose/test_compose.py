@@ -329,9 +329,17 @@ def _(doc):
         aliases = ((svc.get("networks") or {}).get("backend") or {}).get("aliases") or []
         if name not in aliases:
             out.append(f"{node} does not carry the alias {name!r} the purger resolves (VARNISH_DNS={dns})")
-        if f"=:{port}," not in " ".join(svc.get("command") or []):
+        if f"=:{port}," not in " ".join(varnish_command(svc)):
             out.append(f"{node}: varnishd does not listen on {port}")
     return out
+
+
+def varnish_command(svc):
+    """A Varnish service's command: its own, or the image's CMD (stack/images/varnish/Dockerfile)."""
+    if svc.get("command"):
+        return svc["command"]
+    m = re.search(r"^CMD (\[.*\])$", read("stack/images/varnish/Dockerfile"), re.M)
+    return json.loads(m.group(1)) if m else []
 
 
 @check("the purger is given only settings it reads (purger/src/config/settings.ts)")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The compose "mariadb" service (stack/images/mariadb): initialises /var/lib/mysql when empty,
-# then runs mariadbd on :3306 with an init file (on the tmpfs, mode 600) that creates or updates
-# the `wordpress` database and user from the db_password secret before the first connection.
+# then runs mariadbd (stack/launch/mariadbd.sh) on :3306 with an init file (on the tmpfs, mode
+# 600) that creates or updates the `wordpress` database and user from the db_password secret
+# before the first connection.
 # Health: start.sh health (a query over the socket as the OS user mysql).
 set -euo pipefail
 source "$(dirname "$0")/../../lib.sh"
@@ -24,6 +25,7 @@ mkdir -p "$STACK_DIR"
   echo "CREATE USER IF NOT EXISTS 'mysql'@'localhost' IDENTIFIED VIA unix_socket;"
   echo "GRANT ALL PRIVILEGES ON *.* TO 'mysql'@'localhost' WITH GRANT OPTION;"
 } >"$STACK_DIR/init.sql")
-exec mariadbd --no-defaults --datadir="$datadir" --socket="$sock" --pid-file=/tmp/mariadbd.pid \
-  --bind-address=0.0.0.0 --port=3306 --skip-name-resolve --init-file="$STACK_DIR/init.sql" \
-  --innodb-buffer-pool-size=128M --skip-log-bin --character-set-server=utf8mb4
+# stack/launch/mariadbd.sh adds the fixed flags; this image's own: TCP on :3306 for the other
+# containers (no name lookups of their addresses), the init file above.
+exec "$STACK_REPO/stack/launch/mariadbd.sh" "$datadir" "$sock" /tmp/mariadbd.pid \
+  --bind-address=0.0.0.0 --port=3306 --skip-name-resolve --init-file="$STACK_DIR/init.sql"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # start.sh primary | replica PRIMARY | sentinel PRIMARY | health [PORT] | cli PORT ARG...: the
-# compose store (stack/images/valkey). The server's configuration is the native stack's redis.conf
-# (stack/render-config.sh: password, append-only log, noeviction cap) on the tmpfs, mode 600;
+# compose store (stack/images/valkey), run by stack/launch/redis-server.sh (valkey-server and
+# valkey-sentinel: the image's STORE_SERVER, STORE_SENTINEL). The server's configuration is the
+# native stack's redis.conf (stack/render-config.sh: password, maxmemory) on the tmpfs, mode 600,
+# with the launcher's append-only log and noeviction;
 # a replica adds replicaof and the primary's password. A sentinel (port 26379) watches PRIMARY
 # as "purger" (quorum 2), requires its own password (redis_sentinel_password) and rewrites its
 # own file, kept on the tmpfs. health and cli talk to this container's server, or its sentinel
@@ -26,7 +28,7 @@ primary | replica)
     [[ -n ${2:-} ]] || die "usage: start.sh replica PRIMARY_HOST"
     printf 'replicaof %s %s\nmasterauth %s\n' "$2" "$REDIS_PORT" "$REDIS_PASSWORD" >>"$CONF_DIR/redis.conf"
   fi
-  exec valkey-server "$CONF_DIR/redis.conf"
+  exec "$STACK_REPO/stack/launch/redis-server.sh" "$CONF_DIR/redis.conf"
   ;;
 sentinel)
   [[ -n ${2:-} ]] || die "usage: start.sh sentinel PRIMARY_HOST"
@@ -45,7 +47,7 @@ sentinel down-after-milliseconds purger 5000
 sentinel failover-timeout purger 30000
 CONF
   )
-  exec valkey-sentinel "$CONF_DIR/sentinel.conf"
+  exec "$STACK_REPO/stack/launch/redis-server.sh" --sentinel "$CONF_DIR/sentinel.conf"
   ;;
 health | cli)
   mode=$1 port=${2:-$REDIS_PORT}

@@ -2,7 +2,9 @@
 # The compose Varnish container's entry point: renders the entry VCL from the settings when the
 # container starts (vcl/render-entry.sh, no VCL to edit, no image to rebuild), then runs varnishd.
 #
-#   start.sh varnishd ARGS...  (the service's command) render, then exec varnishd -f <entry> ARGS
+#   start.sh varnishd ARGS...  (the image's command) render, then exec stack/launch/varnishd.sh
+#                              -F -n /tmp/varnishd -f <entry> -s malloc,$VARNISH_SIZE ARGS, with
+#                              -j none when not root (compose's user varnish: no jail to drop into)
 #   start.sh reload            render again and switch to it without a restart: after the origin's
 #                              DNS name moved to another address (Varnish resolves it only when a
 #                              VCL loads): docker compose exec varnish /opt/varnish-edge/start.sh reload
@@ -24,8 +26,9 @@
 #   PURGER_HOST    the purger's name on the internal network: `acl purgers` admits the network of
 #                  that address (found from this container's routes), nothing pinned
 #   PURGE_TOKEN_FILE  the purger's X-Purge-Token (/run/secrets/varnish_purge_token)
+#   VARNISH_SIZE   the cache's size in memory (-s malloc,SIZE; default 256m)
 set -euo pipefail
-# varnishd's -n (the compose command's) and where the rendered entry goes: tmpfs, the image is read-only.
+# varnishd's -n and where the rendered entry goes: tmpfs, the image is read-only.
 state=/tmp/varnishd
 entry=/tmp/edge/entry.vcl
 ORIGIN_URL=${ORIGIN_URL:-http://wordpress:8081}
@@ -124,7 +127,10 @@ case ${1:-varnishd} in
 varnishd)
   shift || true
   render
-  exec varnishd -n "$state" -f "$entry" "$@"
+  jail=()
+  ((EUID == 0)) || jail=(-j none)
+  exec /opt/varnish-edge/stack/launch/varnishd.sh -F "${jail[@]}" -n "$state" -f "$entry" \
+    -s "malloc,${VARNISH_SIZE:-256m}" "$@"
   ;;
 reload)
   render

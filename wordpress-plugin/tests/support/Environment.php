@@ -178,7 +178,8 @@ final class Environment {
 		$datadir      = self::$dir . '/db';
 		$user         = posix_getpwuid( posix_geteuid() )['name'];
 		self::run( 'mariadb-install-db --no-defaults --auth-root-authentication-method=normal --skip-test-db --user=' . escapeshellarg( $user ) . ' --datadir=' . escapeshellarg( $datadir ) . ' > ' . escapeshellarg( self::$dir . '/install-db.log' ) );
-		self::spawn( 'mariadb', array( '/usr/sbin/mariadbd', '--no-defaults', '--datadir=' . $datadir, '--socket=' . self::$socket, '--skip-networking', '--pid-file=' . self::$dir . '/mysql.pid', '--user=' . $user, '--innodb-buffer-pool-size=64M', '--innodb-log-file-size=16M', '--skip-log-bin', '--innodb-flush-log-at-trx-commit=0' ) );
+		// The project's mariadbd launcher (its fixed flags), with a test's small buffers and no durability.
+		self::spawn( 'mariadb', array( dirname( __DIR__, 3 ) . '/stack/launch/mariadbd.sh', $datadir, self::$socket, self::$dir . '/mysql.pid', '--skip-networking', '--user=' . $user, '--innodb-buffer-pool-size=64M', '--innodb-log-file-size=16M', '--innodb-flush-log-at-trx-commit=0' ) );
 		self::wait_for( 'mariadb', static function () {
 			return file_exists( self::$socket ) && @mysqli_connect( 'localhost', 'root', '', '', 0, self::$socket );
 		} );
