@@ -24,9 +24,9 @@ const PACED_S = Number(process.env.BENCH_PACED_S ?? 10);
 const BATCH = 50; // events per webhook request
 const CONCURRENCY = 16;
 const RACES = Number(process.env.BENCH_RACES ?? 20);
-/** the purger's repeat schedule in this run (BENCH_REPURGE_DELAYS_MS overrides the default) */
+/** the purger's repurge schedule in this run (BENCH_REPURGE_DELAYS_MS overrides the default) */
 const REPURGE_DELAYS = (process.env.BENCH_REPURGE_DELAYS_MS ?? DEFAULT_REPURGE_DELAYS_MS.join(',')).split(',').filter((d) => d !== '' && d !== '0').map(Number);
-const LAST_REPEAT_MS = Math.max(0, ...REPURGE_DELAYS);
+const LAST_REPURGE_MS = Math.max(0, ...REPURGE_DELAYS);
 /** fan-out phase: node counts (BENCH_FANOUT_NODES=1,3,10; empty = skip) and its shorter phases */
 const FANOUT_NODES = (process.env.BENCH_FANOUT_NODES ?? '1,3,10').split(',').filter((x) => x.trim() !== '').map(Number);
 const FANOUT_SUSTAINED_S = Number(process.env.BENCH_FANOUT_SUSTAINED_S ?? 5);
@@ -89,10 +89,10 @@ async function main(): Promise<void> {
     }, timeoutMs, 5);
     return Date.now();
   };
-  /** waits until every repeat lane of every node has passed the end of the log */
-  const allRepeated = async (timeoutMs: number): Promise<void> => {
+  /** waits until every repurge lane of every node has passed the end of the log */
+  const allRepurged = async (timeoutMs: number): Promise<void> => {
     const last = (await redis.xrevrange('purger:log', '+', '-', 'COUNT', 1))[0]![0];
-    await until('every repeat lane passed the whole log', async () => {
+    await until('every repurge lane passed the whole log', async () => {
       for (const v of stack.varnishes) {
         for (const d of REPURGE_DELAYS) {
           if (compareIds((await redis.hget(`purger:node:${v.node}`, `repurge:${d}`)) ?? '0-0', last) < 0) return false;
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
       requests_per_event_per_node: Object.fromEntries(stack.varnishes.map((v) => [v.node, +(((after1[v.node] ?? 0) - (before1[v.node] ?? 0)) / sent).toFixed(4)])),
     };
     console.log('sustained', sustained);
-    await new Promise((r) => setTimeout(r, LAST_REPEAT_MS + 500)); // let the repeats of phase 1 pass
+    await new Promise((r) => setTimeout(r, LAST_REPURGE_MS + 500)); // let the repurges of phase 1 pass
 
     // 2. Paced 500 events/s: 10 events every 20 ms; latency from accepted to applied on both nodes.
     const pacedIds: string[] = [];
@@ -171,29 +171,30 @@ async function main(): Promise<void> {
       max_ms: lat[lat.length - 1],
     };
     console.log('paced', paced);
-    await new Promise((r) => setTimeout(r, LAST_REPEAT_MS + 500));
+    await new Promise((r) => setTimeout(r, LAST_REPURGE_MS + 500));
 
     // 3. Burst: 1,000 events at once (two 500-event webhooks), requests per node: the first
-    // pass, and everything including each repeat (after the last repeat delay).
-    await allRepeated(30_000); // the paced phase's repeats are not counted as the burst's
+    // pass, and everything including each repurge (after the last repurge delay).
+    await allRepurged(30_000); // the paced phase's repurges are not counted as the burst's
     const before3 = await requestsSent();
     const before3Lanes = await requestsSent(true);
     const burst = makeEvents(1000, 'burst');
     await Promise.all([post(burst.slice(0, 500)), post(burst.slice(500))]);
     await allApplied(30_000);
     const after3 = await requestsSent();
-    await allRepeated(30_000);
+    await allRepurged(30_000);
     const after3Lanes = await requestsSent(true);
     const burstResult = {
       events: 1000,
       requests_per_node: Object.fromEntries(stack.varnishes.map((v) => [v.node, (after3[v.node] ?? 0) - (before3[v.node] ?? 0)])),
+      // (the key keeps its name: scripts/figures.py and the published results read it)
       requests_per_node_and_lane_with_repeats: Object.fromEntries(Object.keys(after3Lanes).map((k) => [k, after3Lanes[k]! - (before3Lanes[k] ?? 0)])),
     };
     console.log('burst', burstResult);
 
     // 4. The worst case: a purge that lands while a slow fetch (200 ms) of the old page is in
     // flight. The VCL does not keep a page whose fetch began before the purge; where it would
-    // (an older VCL), only a repeat removes it. Time from the edit to the first request
+    // (an older VCL), only a repurge removes it. Time from the edit to the first request
     // (polling every 10 ms) that gets the edited page.
     const races: { purged_during_fetch: boolean; old_page_kept: boolean; fresh_ms: number }[] = [];
     for (let i = 0; i < RACES; i++) {

@@ -74,7 +74,7 @@ export async function fanout(nodes: number, opts: { sustainedS: number; pacedS: 
     await Promise.all([post(events.slice(0, 500)), post(events.slice(500))]);
     return { started, ids: events.map((e) => e.id) };
   };
-  const quiet = (): Promise<void> => new Promise((r) => setTimeout(r, 2500)); // the repeats of the previous phase pass
+  const quiet = (): Promise<void> => new Promise((r) => setTimeout(r, 2500)); // the repurges of the previous phase pass
 
   try {
     await until('purger ready', async () => (await fetch(`${base}/readyz`)).status === 200, 30_000);

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { buildApp, type App } from './http/app.js';
 import { ConfigError, type Config } from './config/load.js';
 import { LogTrimmer } from './store/log-trimmer.js';
-import { memoryFitProblem } from './store/memory-fit.js';
+import { memoryFitProblem } from './config/memory-fit.js';
 import type { Resolver } from './delivery/discovery.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createRedis, redisTarget } from './store/redis-connection.js';

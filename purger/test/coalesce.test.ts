@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { coalesce, type Invalidation } from '../src/delivery/coalesce.js';
 import { escapeRegex, packPrefixRegexes } from '../src/delivery/ban-expression.js';
-import type { StoredEvent } from '../src/ingest/event-model.js';
+import type { StoredEvent } from '../src/model/event-model.js';
 import { requestFor } from '../src/delivery/varnish-client.js';
 
 const prefixRegex = (p: string): string => packPrefixRegexes([p], 7168)[0]!;

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/load.js';
 import { Settings } from '../src/config/settings.js';
-import { toStoredEvent } from '../src/ingest/event-model.js';
-import { normalizeSite, urlToPath } from '../src/ingest/normalize.js';
+import { toStoredEvent } from '../src/model/event-model.js';
+import { normalizeSite, urlToPath } from '../src/model/normalize.js';
 
 const SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 
@@ -88,11 +88,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, VARNISH_PURGE_TOKEN: 'sixteen chars and spaces' })).toThrow(/VARNISH_PURGE_TOKEN: must be/);
   });
 
-  it('repeats nothing by default (the shipped VCL closes the in-flight race)', () => {
+  it('repurges nothing by default (the shipped VCL closes the in-flight race)', () => {
     expect(loadConfig({ PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' }).repurgeDelaysMs).toEqual([]);
   });
 
-  it('reads the repeat schedule', () => {
+  it('reads the repurge schedule', () => {
     const base = { PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' };
     expect(loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '250, 1000,5000' }).repurgeDelaysMs).toEqual([250, 1000, 5000]);
     expect(loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '0' }).repurgeDelaysMs).toEqual([]);

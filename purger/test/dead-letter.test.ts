@@ -49,10 +49,10 @@ describe('an entry that can never be sent', () => {
       expect(await counter(svc, 'purger_events_dead_lettered_total', { node: v.node, reason: 'unplannable' })).toBe(1);
       expect(await counter(svc, 'purger_events_dead_lettered_total', { node: v.node, reason: 'malformed' })).toBe(1);
     }
-    // The repeat lane passes them as well (it would otherwise stall the same way).
+    // The repurge lane passes them as well (it would otherwise stall the same way).
     const last = (await redis.xrevrange('purger:log', '+', '-', 'COUNT', 1))[0]![0];
     for (const v of stack.varnishes) {
-      await until(`repeat cursor of ${v.node} past the bad entries`, async () => (await redis.hget(`purger:node:${v.node}`, 'repurge:300')) === last, 10_000);
+      await until(`repurge cursor of ${v.node} past the bad entries`, async () => (await redis.hget(`purger:node:${v.node}`, 'repurge:300')) === last, 10_000);
     }
     await stack.stopService(svc);
   });

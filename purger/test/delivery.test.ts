@@ -92,22 +92,22 @@ describe('invalidation reaches every node and really removes objects', () => {
     }
   });
 
-  it('repeats a hard purge after the delay, removing a page fetched with old content in between', async () => {
+  it('repurges a hard purge after the delay, removing a page fetched with old content in between', async () => {
     await warm(stack, ['/race/']);
     const e = urlEvent(['/race/']);
     await postEvents(svc.url, { site: SITE, events: [e] });
     await appliedEverywhere(svc, e.id, 2);
     // A fetch that started before the edit lands after the first purge: the old page is cached
-    // (and, if the 300 ms repeat has not passed yet, served once more after the edit).
+    // (and, if the 300 ms repurge has not passed yet, served once more after the edit).
     for (const v of stack.varnishes) expect(await v.get(SITE, '/race/')).toMatchObject({ body: '/race/ v1\n', cache: 'MISS' });
     stack.origin.edit('/race/');
-    // No other event names the page: only the delayed repeats can remove it.
+    // No other event names the page: only the delayed repurges can remove it.
     for (const v of stack.varnishes) {
       await until('second purge', async () => (await v.get(SITE, '/race/')).body === '/race/ v2\n', 10_000);
     }
   });
 
-  it('repeats soft purges too after the delay (a grace refresh can race them the same way)', async () => {
+  it('repurges soft purges too after the delay (a grace refresh can race them the same way)', async () => {
     await warm(stack, ['/soft-race/']);
     await new Promise((r) => setTimeout(r, 2000)); // earlier tests' second purges are done
     const purges = () => Promise.all(stack.varnishes.map((v) => counter(svc, 'purger_invalidations_sent_total', { node: v.node, kind: 'purge', outcome: 'ok' })));
@@ -118,7 +118,7 @@ describe('invalidation reaches every node and really removes objects', () => {
     await until('second, delayed soft purge on every node', async () => (await purges()).every((n, i) => n - before[i]! >= 2), 10_000);
   });
 
-  it('coalesces a 1,000-event burst into at most 10 requests per node in each lane (first pass and each repeat)', async () => {
+  it('coalesces a 1,000-event burst into at most 10 requests per node in each lane (first pass and each repurge)', async () => {
     const paths = Array.from({ length: 40 }, (_, i) => `/bulk/${i}/`);
     await warm(stack, paths);
     const lanes = ['main', 'repurge-300', 'repurge-1500'];
@@ -134,8 +134,8 @@ describe('invalidation reaches every node and really removes objects', () => {
     await appliedEverywhere(svc, events[0]!.id, 2);
     for (const v of stack.varnishes) for (const p of paths) await expectNotCached(v, p);
     const sent = async () => (await perLane()).map((node, i) => node.map((n, l) => n - before[i]![l]!));
-    await until('both repeats sent on every node', async () => (await sent()).every((node) => node.every((n) => n > 0)), 10_000);
-    await new Promise((r) => setTimeout(r, 500)); // a straggling repeat batch would show now
+    await until('both repurges sent on every node', async () => (await sent()).every((node) => node.every((n) => n > 0)), 10_000);
+    await new Promise((r) => setTimeout(r, 500)); // a straggling repurge batch would show now
     const counts = await sent();
     console.log(`1,000-event burst, requests per node [main, repurge-300, repurge-1500]: ${JSON.stringify(counts)}`);
     for (const node of counts) for (const n of node) expect(n).toBeLessThanOrEqual(10);

@@ -7,7 +7,7 @@ import type { Service } from '../src/service.js';
 
 /**
  * Fetches each page through every node until it is a cache HIT. The VCL does not keep a page
- * whose fetch began before an invalidation arrived (the purger's repeats of earlier events
+ * whose fetch began before an invalidation arrived (the purger's repurges of earlier events
  * included), so while invalidations are flowing it may take more than one fetch.
  */
 export async function warm(stack: Stack, paths: string[], nodes: Varnish[] = stack.varnishes): Promise<void> {
@@ -23,7 +23,7 @@ export async function warm(stack: Stack, paths: string[], nodes: Varnish[] = sta
 
 /**
  * The page was not served from the cache: the next request fetched it from the origin (MISS).
- * Where a test turns the purger's repeats on, a repeat can land while this very fetch runs;
+ * Where a test turns the purger's repurges on, a repurge can land while this very fetch runs;
  * the VCL then delivers it once without keeping it (PASS, and it says why). Nothing else passes.
  */
 export async function expectNotCached(v: Varnish, path: string): Promise<void> {

@@ -6,7 +6,7 @@ import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/load.js';
 import { WebhookEvent } from '../src/http/schemas.js';
-import { KEY_PATTERN, NAMESPACE_PATTERN } from '../src/ingest/key-grammar.js';
+import { KEY_PATTERN, NAMESPACE_PATTERN } from '../src/model/key-grammar.js';
 import { REPO_ROOT } from '../../testkit/process.mjs';
 
 interface Grammar {

@@ -1,5 +1,5 @@
 // An invalidation that lands while a fetch of the old page is in flight, with the purger's
-// repeats off: the VCL alone must not keep a page whose fetch began before the invalidation of
+// repurges off: the VCL alone must not keep a page whose fetch began before the invalidation of
 // its host (PURGE for a URL event, PURGEKEYS with X-Purge-Host for a tag event). The visitor
 // who asked before the edit gets the old page; the next request fetches the edited one.
 // Real varnishd, real purger, an origin whose racing fetch is slow (read before the edit,
@@ -23,7 +23,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-describe('an invalidation that races a fetch in flight, without repeats', () => {
+describe('an invalidation that races a fetch in flight, without repurges', () => {
   for (const kind of ['url', 'tag'] as const) {
     it(`a page fetched during a ${kind} invalidation is not kept: the next request gets the edit`, async () => {
       const varnish = stack.varnishes[0]!;
@@ -53,7 +53,7 @@ describe('an invalidation that races a fetch in flight, without repeats', () => 
           expect(first.cache).toBe('PASS');
           expect(first.headers['x-cache-reason']).toBe('fetch began before an invalidation');
         }
-        // 4. No repeat will come: the very next request must fetch the edited page, which is kept.
+        // 4. No repurge will come: the very next request must fetch the edited page, which is kept.
         expect(await varnish.get(SITE, path)).toMatchObject({ body: `${path} v2\n`, cache: 'MISS' });
         expect(await varnish.get(SITE, path)).toMatchObject({ body: `${path} v2\n`, cache: 'HIT' });
       }

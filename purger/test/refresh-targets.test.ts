@@ -1,7 +1,7 @@
 // Which pages a node refreshes after a batch: the events' `refresh` lists merged by rank.
 import { describe, expect, it } from 'vitest';
 import { refreshTargets } from '../src/delivery/page-refresher.js';
-import type { StoredEvent } from '../src/ingest/event-model.js';
+import type { StoredEvent } from '../src/model/event-model.js';
 import type { LogEntry } from '../src/store/stream-log.js';
 
 let seq = 0;

@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisServer } from '../../testkit/redis.mjs';
-import type { StoredEvent } from '../src/ingest/event-model.js';
+import type { StoredEvent } from '../src/model/event-model.js';
 import { StreamLog } from '../src/store/stream-log.js';
 
 let server: RedisServer;

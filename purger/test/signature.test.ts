@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseSecret, verifySignature, type WebhookSecret } from '../src/ingest/signature.js';
+import { parseSecret, verifySignature, type WebhookSecret } from '../src/model/signature.js';
 import { signature } from '../../testkit/sign.mjs';
 
 interface Vector {

@@ -2,8 +2,8 @@
 // without a namespace refused at start.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/load.js';
-import { toStoredEvent } from '../src/ingest/event-model.js';
-import { inNamespace, overlappingNamespaces, parseNamespace } from '../src/ingest/tag-namespace.js';
+import { toStoredEvent } from '../src/model/event-model.js';
+import { inNamespace, overlappingNamespaces, parseNamespace } from '../src/model/tag-namespace.js';
 
 const SECRET = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUEtMDEyMzQ1Njc4OWFi';
 const OTHER = 'whsec_cHVyZ2VyLXRlc3Qtc2VjcmV0LUItcm90YXRlZC05ODc2';

@@ -4,7 +4,8 @@
 #   - a default in stack/lib.sh (make up) or docker-compose.yml differs from the table's, or a
 #     setting one of them reads is missing from the table (or the other way round),
 #   - ./.env exists and one of its values breaks its rule.
-# Run by make lint (scripts/lint/settings.sh).
+# Run by make lint (scripts/lint/settings.sh), which then holds the table's purger rows to the
+# purger's own schema (purger/scripts/settings-table.ts).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source stack/lib.sh

@@ -1,6 +1,6 @@
 // Rules that span several settings; each returns nothing and appends its problems.
-import type { WebhookSecret } from '../ingest/signature.js';
-import { overlappingNamespaces } from '../ingest/tag-namespace.js';
+import type { WebhookSecret } from '../model/signature.js';
+import { overlappingNamespaces } from '../model/tag-namespace.js';
 import { nodeAddresses, type NodeAddress } from './parse-values.js';
 import type { SettingValues } from './settings.js';
 

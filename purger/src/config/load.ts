@@ -1,12 +1,10 @@
 // The configuration, read once at start from the environment (settings.ts declares every
 // variable). Every bad variable gets its own line in the error, so an operator can fix them all
 // in one go.
-import type { WebhookSecret } from '../ingest/signature.js';
-import type { TenantLimits } from '../ingest/tenant-limiter.js';
-import { memoryFitProblem } from '../store/memory-fit.js';
-import { burstsFitRequests, namespacesConfine, redisPasswordOnce, sentinelConfig, type RedisSentinel } from './cross-checks.js';
+import { burstsFitRequests, namespacesConfine, redisPasswordOnce, sentinelConfig } from './cross-checks.js';
 import { logMaxLen } from './log-size.js';
-import { nodeAddresses, sites as parseSites, tagPrefixes as parseTagPrefixes, webhookSecrets as parseWebhookSecrets, type NodeAddress } from './parse-values.js';
+import { memoryFitProblem } from './memory-fit.js';
+import { nodeAddresses, sites as parseSites, tagPrefixes as parseTagPrefixes, webhookSecrets as parseWebhookSecrets } from './parse-values.js';
 import { readSettings, type Env } from './read-env.js';
 import { Settings, type SettingValues } from './settings.js';
 
@@ -16,63 +14,15 @@ export { DEFAULT_LOG_MAX_BYTES, LOG_ENTRY_BYTES, logMaxLen } from './log-size.js
 
 export type Role = SettingValues['PURGER_ROLE'];
 
-/** The default repeat schedule: none (the shipped VCL refuses pages fetched across an invalidation). */
+/** The default repurge schedule: none (the shipped VCL refuses pages fetched across an invalidation). */
 export const DEFAULT_REPURGE_DELAYS_MS: readonly number[] = Settings.properties.PURGER_REPURGE_DELAYS_MS.default as number[];
 
-export interface Config {
-  role: Role;
-  host: string;
-  port: number;
-  redisUrl: string;
-  /** REDIS_PASSWORD[_FILE] (instead of a password in REDIS_URL); never logged */
-  redisPassword: string | undefined;
-  /** set when REDIS_SENTINELS and REDIS_SENTINEL_MASTER are: connect through Sentinel */
-  redisSentinel: RedisSentinel | undefined;
-  /** after an append, wait for this many replicas to have it before answering 202 (0 = do not wait) */
-  redisMinReplicas: number;
-  redisWaitMs: number;
-  redisPrefix: string;
-  webhookSecrets: WebhookSecret[];
-  operatorToken: string | undefined;
-  /** bearer token for receipts, /metrics and /openapi.json (the operator token works too) */
-  readToken: string | undefined;
-  /** sent as X-Purge-Token on every PURGE/PURGEKEYS/BAN; never logged */
-  varnishPurgeToken: string | undefined;
-  sites: string[];
-  /** site → its xkey namespace: its tag events may only name `<namespace>-…` keys */
-  tagPrefixes: Map<string, string>;
-  varnishNodes: NodeAddress[];
-  varnishDns: NodeAddress | undefined;
-  dnsIntervalMs: number;
-  /** delays (ms after acceptance, increasing) at which every invalidation is repeated; [] = never */
-  repurgeDelaysMs: number[];
-  coalesceMs: number;
-  batchMax: number;
-  headerBudget: number;
-  urlEscalateThreshold: number;
-  urlBanMin: number;
-  nodeConcurrency: number;
-  nodeTimeoutMs: number;
-  /** pages re-fetched at a time per node after their invalidation; 0 = refresh off */
-  refreshConcurrency: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  streamMaxLen: number;
-  streamMaxAgeS: number;
-  dedupeTtlS: number;
-  pollMs: number;
-  timestampToleranceS: number;
-  bodyLimit: number;
-  maxUrlsPerEvent: number;
-  maxEventBytes: number;
-  /** the memory the start check sizes the caps against instead of Redis's maxmemory */
-  redisMaxmemory: number | undefined;
-  trimIntervalMs: number;
-  /** per-site ingest caps (webhook route); perS 0 = unlimited */
-  tenantLimits: TenantLimits;
-  logLevel: string;
-  shutdownTimeoutMs: number;
-}
+/**
+ * The configuration the service uses: every setting under the name the code uses, lists parsed.
+ * Its type is what loadConfig builds, so a setting is declared once (settings.ts: type, default,
+ * bounds, meaning) and mapped once (loadConfig); nothing else repeats it.
+ */
+export type Config = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -81,7 +31,7 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(env: Env = process.env) {
   const problems: string[] = [];
   const s = readSettings(env, problems);
   const ingest = s.PURGER_ROLE !== 'worker';
@@ -106,25 +56,32 @@ export function loadConfig(env: Env = process.env): Config {
   }
   burstsFitRequests(s, problems);
 
-  const config: Config = {
+  const config = {
     role: s.PURGER_ROLE,
     host: s.PURGER_HOST,
     port: s.PURGER_PORT,
     redisUrl: s.REDIS_URL,
+    /** REDIS_PASSWORD[_FILE] (instead of a password in REDIS_URL); never logged */
     redisPassword: s.REDIS_PASSWORD,
+    /** set when REDIS_SENTINELS and REDIS_SENTINEL_MASTER are: connect through Sentinel */
     redisSentinel,
+    /** after an append, wait for this many replicas to have it before answering 202 (0 = do not wait) */
     redisMinReplicas: s.PURGER_REDIS_MIN_REPLICAS ?? (redisSentinel ? 1 : 0),
     redisWaitMs: s.PURGER_REDIS_WAIT_MS,
     redisPrefix: s.PURGER_REDIS_PREFIX,
     webhookSecrets,
     operatorToken: s.PURGER_OPERATOR_TOKEN,
+    /** bearer token for receipts, /metrics and /openapi.json (the operator token works too) */
     readToken: s.PURGER_READ_TOKEN,
+    /** sent as X-Purge-Token on every PURGE/PURGEKEYS/BAN; never logged */
     varnishPurgeToken: s.VARNISH_PURGE_TOKEN,
     sites,
+    /** site → its xkey namespace: its tag events may only name `<namespace>-…` keys */
     tagPrefixes,
     varnishNodes,
     varnishDns,
     dnsIntervalMs: s.PURGER_DNS_INTERVAL_MS,
+    /** delays (ms after acceptance, increasing) at which every invalidation is repurged; [] = never */
     repurgeDelaysMs: s.PURGER_REPURGE_DELAYS_MS,
     coalesceMs: s.PURGER_COALESCE_MS,
     batchMax: s.PURGER_BATCH_MAX,
@@ -133,9 +90,11 @@ export function loadConfig(env: Env = process.env): Config {
     urlBanMin: s.PURGER_URL_BAN_MIN,
     nodeConcurrency: s.PURGER_NODE_CONCURRENCY,
     nodeTimeoutMs: s.PURGER_NODE_TIMEOUT_MS,
+    /** pages re-fetched at a time per node after their invalidation; 0 = refresh off */
     refreshConcurrency: s.PURGER_REFRESH_CONCURRENCY,
     retryBaseMs: s.PURGER_RETRY_BASE_MS,
     retryMaxMs: s.PURGER_RETRY_MAX_MS,
+    /** the log's length cap: from PURGER_LOG_MAX_BYTES, or PURGER_STREAM_MAXLEN when lower */
     streamMaxLen: logMaxLen(s.PURGER_LOG_MAX_BYTES, s.PURGER_STREAM_MAXLEN),
     streamMaxAgeS: s.PURGER_STREAM_MAX_AGE_S,
     dedupeTtlS: s.PURGER_DEDUPE_TTL_S,
@@ -144,8 +103,10 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: s.PURGER_BODY_LIMIT,
     maxUrlsPerEvent: s.PURGER_MAX_URLS_PER_EVENT,
     maxEventBytes: s.PURGER_MAX_EVENT_BYTES,
+    /** the memory the start check sizes the caps against instead of Redis's maxmemory */
     redisMaxmemory: s.PURGER_REDIS_MAXMEMORY,
     trimIntervalMs: s.PURGER_TRIM_INTERVAL_MS,
+    /** per-site ingest caps (webhook route); perS 0 = unlimited */
     tenantLimits: {
       events: { perS: s.PURGER_TENANT_EVENTS_PER_S, burst: s.PURGER_TENANT_EVENTS_BURST },
       bytes: { perS: s.PURGER_TENANT_BYTES_PER_S, burst: s.PURGER_TENANT_BYTES_BURST },

@@ -1,7 +1,7 @@
 // Settings whose items have structure (host:port, site=…): each item parsed, each bad one named.
-import { normalizeSite, SITE_PATTERN } from '../ingest/normalize.js';
-import { parseSecret, type WebhookSecret } from '../ingest/signature.js';
-import { parseNamespace } from '../ingest/tag-namespace.js';
+import { normalizeSite, SITE_PATTERN } from '../model/normalize.js';
+import { parseSecret, type WebhookSecret } from '../model/signature.js';
+import { parseNamespace } from '../model/tag-namespace.js';
 
 export interface NodeAddress {
   host: string;

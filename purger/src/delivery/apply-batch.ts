@@ -2,13 +2,13 @@
 import type { Logger } from 'pino';
 import type { CoalesceOptions } from './coalesce.js';
 import { planBatch } from './delivery-plan.js';
-import { eventRef } from '../ingest/event-model.js';
+import { eventRef } from '../model/event-model.js';
 import type { Metrics } from '../metrics.js';
 import type { NodeSender } from './node-sender.js';
 import type { LogEntry } from '../store/stream-log.js';
 
 export interface Applied {
-  /** eventRef(site, id) → receipt JSON (main lane only; repeat lanes write no receipts) */
+  /** eventRef(site, id) → receipt JSON (main lane only; repurge lanes write no receipts) */
   results: Map<string, string>;
   /** when the node last refused a connection while this batch was retried */
   lastRefusedAt: number | undefined;

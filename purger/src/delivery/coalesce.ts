@@ -2,7 +2,7 @@
 // dedupes URLs and tags per site, packs xkey keys into header-budget-sized PURGEKEYS requests,
 // packs prefix bans into anchored alternations, and escalates a URL burst to a site-wide ban.
 import { packPrefixRegexes, packRegexes } from './ban-expression.js';
-import type { StoredEvent } from '../ingest/event-model.js';
+import type { StoredEvent } from '../model/event-model.js';
 
 // keyEventIds: per key, the events naming it (parallel to keys), so that a request split in
 // halves (reshape.ts) names in each half only the events of its keys.

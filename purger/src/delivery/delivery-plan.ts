@@ -1,6 +1,6 @@
 // Plans a batch of log entries into requests once per batch, setting aside events that cannot be planned.
 import { coalesce, type CoalesceOptions, type Plan } from './coalesce.js';
-import { eventRef } from '../ingest/event-model.js';
+import { eventRef } from '../model/event-model.js';
 import type { LogEntry } from '../store/stream-log.js';
 
 export interface DeliveryPlan {

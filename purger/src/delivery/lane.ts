@@ -50,7 +50,7 @@ export class Lane {
   }
 }
 
-/** Repeats what the main lane applied once it is `delayMs` old (docs/protocol.md §2). */
+/** A repurge lane: sends what the main lane applied again once it is `delayMs` old (docs/protocol.md §2). */
 export class RepurgeLane extends Lane {
   /** `repurge-<delay>` (the lane label of purger_invalidations_sent_total) */
   readonly name: string;
@@ -67,7 +67,7 @@ export class RepurgeLane extends Lane {
   }
 }
 
-/** A node's lanes: `main` applies every event and owns the node's cursor; `repurges` repeat. */
+/** A node's lanes: `main` applies every event and owns the node's cursor; `repurges` send it again later. */
 export class NodeLanes {
   readonly main = new Lane();
   readonly repurges: RepurgeLane[];

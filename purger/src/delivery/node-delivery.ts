@@ -1,4 +1,4 @@
-// Delivery to one Varnish node: its main and repeat lanes' loops (read, apply, commit) over the log.
+// Delivery to one Varnish node: its main and repurge lanes' loops (read, apply, commit) over the log.
 import type { Logger } from 'pino';
 import { applyBatch, type Applied, type BatchContext } from './apply-batch.js';
 import type { Config } from '../config/load.js';
@@ -9,7 +9,7 @@ import { NodeHealth } from './node-health.js';
 import { NodeSender } from './node-sender.js';
 import { refreshTargets, type PageRefresher } from './page-refresher.js';
 import { backoffMs, Sleeper } from './retry.js';
-import { eventRef } from '../ingest/event-model.js';
+import { eventRef } from '../model/event-model.js';
 import { compareIds, type LogEntry, type StreamLog } from '../store/stream-log.js';
 import type { VarnishClient } from './varnish-client.js';
 
@@ -32,10 +32,11 @@ const nothingApplied = (): Applied => ({ results: new Map<string, string>(), las
  * Lanes read the durable log from their own cursor:
  *  - main: applies every event, then advances the node's cursor (only after the node answered 2xx,
  *    or refused a request in every shape);
- *  - one repeat lane per delay of `repurgeDelaysMs` (300 ms and 2 s by default): repeats every
- *    invalidation (soft ones soft) once it is that old (closes the in-flight-fetch race,
- *    docs/protocol.md §2), durably, because each has a cursor too. A repeat lane batches
- *    whatever became due together, at most once per `gapMs`, so bursts stay a few requests.
+ *  - one repurge lane per delay of `repurgeDelaysMs` (none by default; e.g. 300 ms and 2 s for
+ *    nodes running other VCL than the shipped one): sends every invalidation again (soft ones
+ *    soft) once it is that old (closes the in-flight-fetch race, docs/protocol.md §2), durably,
+ *    because each has a cursor too. A repurge lane batches whatever became due together, at
+ *    most once per `gapMs`, so bursts stay a few requests.
  * A request that failed transiently is retried with backoff until it succeeds, one the node
  * refused as built goes out in another shape at once (node-sender.ts); each node has its own
  * loops and connection pool, so a slow or dead node delays no other node.
@@ -207,7 +208,7 @@ export class NodeDelivery {
       lane.cursor = last;
     }
     // Entries applied by the main lane but not yet due: come back when the oldest is due (and
-    // not sooner than the lane's gap, so a stream of small batches is repeated in a few).
+    // not sooner than the lane's gap, so a stream of small batches is repurged in a few).
     if (compareIds(lane.cursor, main.cursor) < 0) {
       const oldestMs = Number(lane.cursor.split('-')[0]);
       lane.wakeAfter(Math.max(lane.gapMs, oldestMs + lane.delayMs - Date.now()));

@@ -2,7 +2,7 @@
 // transiently, and sends what the node refused as built in another shape at once (reshape.ts).
 import type { Logger } from 'pino';
 import type { Invalidation } from './coalesce.js';
-import { eventRef } from '../ingest/event-model.js';
+import { eventRef } from '../model/event-model.js';
 import type { Metrics } from '../metrics.js';
 import type { NodeHealth } from './node-health.js';
 import { reshape, strongerVia, type Via } from './reshape.js';

@@ -3,7 +3,7 @@
 // is refused when it is registered, so none is open by mistake.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../metrics.js';
-import { secretAllowsSite, verifySignature, type WebhookSecret } from '../ingest/signature.js';
+import { secretAllowsSite, verifySignature, type WebhookSecret } from '../model/signature.js';
 import { bearerMatches, bearerOf } from './bearer.js';
 import { HttpError } from './errors.js';
 

@@ -1,5 +1,6 @@
 // JSON errors a person can act on: {error, message, field?}.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { IngestRejection, type RejectionReason } from '../ingest/rejection.js';
 
 export class HttpError extends Error {
   constructor(
@@ -12,6 +13,23 @@ export class HttpError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The status each refusal of ingest answers with; its reason is the answer's `error`. */
+const REJECTION_STATUS: Record<RejectionReason, number> = {
+  invalid: 400,
+  forbidden_site: 403,
+  event_too_large: 413,
+  rate_limited: 429,
+  storage_unreplicated: 503,
+  storage_full: 503,
+  storage_unavailable: 503,
+};
+
+/** An ingest refusal as the HTTP error it answers with (`Retry-After` when a retry can pass). */
+export function rejectionAsHttp(r: IngestRejection): HttpError {
+  const headers = r.retryAfterS === undefined ? undefined : { 'retry-after': String(r.retryAfterS) };
+  return new HttpError(REJECTION_STATUS[r.reason], r.reason, r.message, r.field, headers);
 }
 
 interface ValidationIssue {
@@ -50,9 +68,10 @@ export function describeValidation(v: ValidationIssue): { field: string; message
 }
 
 export function errorHandler(this: unknown, err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  if (err instanceof HttpError) {
-    if (err.headers) void reply.headers(err.headers);
-    void reply.code(err.statusCode).send({ error: err.error, message: err.message, ...(err.field ? { field: err.field } : {}) });
+  const known = err instanceof IngestRejection ? rejectionAsHttp(err) : err;
+  if (known instanceof HttpError) {
+    if (known.headers) void reply.headers(known.headers);
+    void reply.code(known.statusCode).send({ error: known.error, message: known.message, ...(known.field ? { field: known.field } : {}) });
     return;
   }
   if (err.validation && err.validation.length > 0) {

@@ -2,7 +2,7 @@
 // applied (and `via` a fallback when the node refused its request as built), failed, skipped or
 // pending, from the receipt hash and the nodes' cursors.
 import type { Via } from '../delivery/reshape.js';
-import type { StoredEvent } from '../ingest/event-model.js';
+import type { StoredEvent } from '../model/event-model.js';
 import { compareIds, type NodeCursors, type ReceiptMeta } from '../store/stream-log.js';
 import type { ReceiptT } from './schemas.js';
 

@@ -1,8 +1,8 @@
 // TypeBox schemas for every route: request bodies, headers and responses (docs/protocol.md §1).
 import { Type, type Static } from '@sinclair/typebox';
-import { RFC3339 } from '../ingest/event-model.js';
-import { KEY_PATTERN } from '../ingest/key-grammar.js';
-import { SITE_PATTERN } from '../ingest/normalize.js';
+import { RFC3339 } from '../model/event-model.js';
+import { KEY_PATTERN } from '../model/key-grammar.js';
+import { SITE_PATTERN } from '../model/normalize.js';
 
 export const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
 /** printable ASCII without space: anything else must be percent-encoded by the sender */

@@ -2,10 +2,10 @@
 // the operator route; either every event of a batch is stored or none is.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { HttpError } from '../http/errors.js';
 import type { Metrics } from '../metrics.js';
-import { toStoredEvent, type DroppedRefresh, type InputEvent, type StoredEvent } from './event-model.js';
+import { toStoredEvent, type DroppedRefresh, type InputEvent, type StoredEvent } from '../model/event-model.js';
 import { NotReplicatedError, type StreamLog } from '../store/stream-log.js';
+import { IngestRejection } from './rejection.js';
 import type { TenantLimiter, TenantLimits } from './tenant-limiter.js';
 
 export interface IngestResult {
@@ -21,21 +21,21 @@ export interface EventLimits {
 
 const num = (n: number): string => n.toLocaleString('en-US');
 
-/** The 413 for an event over its size caps, or undefined. Checked before anything is stored. */
-export function oversizedEvent(e: InputEvent, index: number, limits: EventLimits): HttpError | undefined {
+/** The refusal of an event over its size caps, or undefined. Checked before anything is stored. */
+export function oversizedEvent(e: InputEvent, index: number, limits: EventLimits): IngestRejection | undefined {
   const items = e.urls ?? e.tags;
   if (items && items.length > limits.maxItems) {
     const what = e.urls ? 'URLs' : 'keys';
-    return new HttpError(
-      413, 'event_too_large',
+    return new IngestRejection(
+      'event_too_large',
       `event ${index} carries ${num(items.length)} ${what}; at most ${num(limits.maxItems)} per event (PURGER_MAX_URLS_PER_EVENT). Nothing was stored; split it into several events`,
       `/events/${index}/${e.urls ? 'urls' : 'tags'}`,
     );
   }
   const bytes = Buffer.byteLength(JSON.stringify(e));
   if (bytes > limits.maxBytes) {
-    return new HttpError(
-      413, 'event_too_large',
+    return new IngestRejection(
+      'event_too_large',
       `event ${index} is ${num(bytes)} bytes of JSON; at most ${num(limits.maxBytes)} per event (PURGER_MAX_EVENT_BYTES). Nothing was stored; split it into several events`,
       `/events/${index}`,
     );
@@ -67,7 +67,7 @@ export class Ingest {
     const n = body.events.length;
     if (!this.sites.has(body.site)) {
       this.metrics.eventsReceived.inc({ outcome: 'forbidden' }, n);
-      throw new HttpError(403, 'forbidden_site', `site "${body.site}" is not in this purger's allow-list (PURGER_SITES)`, '/site');
+      throw new IngestRejection('forbidden_site', `site "${body.site}" is not in this purger's allow-list (PURGER_SITES)`, '/site');
     }
     // Sizes first, for the whole batch: one oversized event refuses the request, nothing stored.
     for (let i = 0; i < n; i++) {
@@ -85,7 +85,7 @@ export class Ingest {
       const r = toStoredEvent(body.events[i]!, body.site, i, `op-${randomUUID()}`, now, this.tagPrefixes.get(body.site), (d) => dropped.push(d));
       if ('field' in r) {
         this.metrics.eventsReceived.inc({ outcome: 'invalid' }, n);
-        throw new HttpError(400, 'invalid', r.message, r.field);
+        throw new IngestRejection('invalid', r.message, r.field);
       }
       stored.push(r);
     }
@@ -104,18 +104,18 @@ export class Ingest {
         // retry (same webhook-id) is deduplicated and waits for the replicas again.
         this.metrics.eventsReceived.inc({ outcome: 'unreplicated' }, n);
         logger.warn({ messageId, site: body.site, acked: err.acked, required: err.required }, 'Redis replicas did not confirm the append in time: 503, the sender retries');
-        throw new HttpError(503, 'storage_unreplicated', `Redis stored the events but only ${err.acked} of ${err.required} required replicas confirmed them in time, so they could be lost in a failover; retry the same request (same webhook-id): it is deduplicated`, undefined, { 'retry-after': '1' });
+        throw new IngestRejection('storage_unreplicated', `Redis stored the events but only ${err.acked} of ${err.required} required replicas confirmed them in time, so they could be lost in a failover; retry the same request (same webhook-id): it is deduplicated`, undefined, 1);
       }
       // Redis at maxmemory (noeviction) refuses the whole append script before its first write:
       // nothing is stored, the sender keeps the batch and retries it. Never a lost event.
       if (/\bOOM\b/.test(String(err))) {
         this.metrics.eventsReceived.inc({ outcome: 'redis_full' }, n);
         logger.error({ messageId, site: body.site }, 'Redis is at maxmemory: events refused with 503 (raise maxmemory or find what fills it)');
-        throw new HttpError(503, 'storage_full', 'Redis is out of memory (maxmemory reached), so the events were not stored; retry the same request later', undefined, { 'retry-after': '30' });
+        throw new IngestRejection('storage_full', 'Redis is out of memory (maxmemory reached), so the events were not stored; retry the same request later', undefined, 30);
       }
       this.metrics.eventsReceived.inc({ outcome: 'unavailable' }, n);
       logger.error({ err: String(err), messageId }, 'could not store events in Redis');
-      throw new HttpError(503, 'storage_unavailable', 'Redis is unreachable, so the events were not stored; retry the same request later', undefined, { 'retry-after': '5' });
+      throw new IngestRejection('storage_unavailable', 'Redis is unreachable, so the events were not stored; retry the same request later', undefined, 5);
     }
     const accepted = res.accepted.map((e) => e.event.id);
     this.metrics.eventsReceived.inc({ outcome: 'accepted' }, accepted.length);
@@ -135,12 +135,11 @@ export class Ingest {
     const l = this.limits![r.limit];
     const unit = r.limit === 'events' ? 'events' : 'bytes';
     logger.warn({ messageId, site, limit: r.limit, events, bytes, retryAfterS: r.retryAfterS }, 'site over its ingest cap: 429');
-    throw new HttpError(
-      429,
+    throw new IngestRejection(
       'rate_limited',
       `site "${site}" is over its ingest cap of ${l.perS} ${unit}/s (burst ${l.burst} ${unit}; this batch: ${r.limit === 'events' ? events : bytes} ${unit}); nothing was stored, retry the same request after ${r.retryAfterS} s`,
       undefined,
-      { 'retry-after': String(r.retryAfterS) },
+      r.retryAfterS,
     );
   }
 }

@@ -2,7 +2,7 @@
 // Appending is one Lua script, so dedupe, log entry, receipt and publish happen together or not
 // at all. Workers read the stream from per-node cursors.
 import type { Redis } from 'ioredis';
-import { eventRef, type StoredEvent } from '../ingest/event-model.js';
+import { eventRef, type StoredEvent } from '../model/event-model.js';
 import { defineLogScripts } from './log-scripts.js';
 
 export interface LogEntry {
@@ -47,7 +47,7 @@ export interface NodeCursors {
   down?: { since: string; error: string };
 }
 
-/** The Redis hash field of the repeat lane with this delay. */
+/** The Redis hash field of the repurge lane with this delay. */
 export const repurgeField = (delayMs: number): string => `repurge:${delayMs}`;
 
 /** What a receipt keeps of its event: small and free of URLs, tags and free text. */
@@ -233,8 +233,8 @@ export class StreamLog {
   }
 
   /**
-   * A node's cursors: the main one and one per repeat delay (a delay new to this node starts
-   * where the single repeat lane of older versions was, else at the main cursor). A node never
+   * A node's cursors: the main one and one per repurge delay (a delay new to this node starts
+   * where the single repurge lane of older versions was, else at the main cursor). A node never
    * seen before starts at the end of the log.
    */
   async cursors(node: string, delaysMs: readonly number[]): Promise<{ cursor: string; seq: number; repurge: string[] }> {

@@ -6,7 +6,7 @@ import { HttpError } from '../errors.js';
 import { summarizeReceipts, type FoundReceipt } from '../receipt-summary.js';
 import { embeddedEvent, receiptStreamId, receiptView } from '../receipt-view.js';
 import { ErrorReply, SignedHeaders, SiteReceipts, SiteReceiptsBody } from '../schemas.js';
-import type { StoredEvent } from '../../ingest/event-model.js';
+import type { StoredEvent } from '../../model/event-model.js';
 import type { StreamLog } from '../../store/stream-log.js';
 
 export interface SiteReceiptsRouteOptions {

@@ -9,7 +9,7 @@ namespace VarnishEdge;
 
 /**
  * The one grammar of the URLs of an event (`urls`, `prefix`, `refresh`), the purger's
- * (purger/src/ingest/normalize.ts; both are tested against testdata/url-grammar.json): an
+ * (purger/src/model/normalize.ts; both are tested against testdata/url-grammar.json): an
  * absolute http(s) URL of the site, printable ASCII, at most MAX_LENGTH characters, no backslash,
  * no credentials, a port 1-65535 written without leading zeros; its host[:port] normalized like
  * a site (lower-case, one trailing dot dropped, :80 and :443 dropped) equals the site. Read

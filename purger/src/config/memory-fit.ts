@@ -2,7 +2,7 @@
 // retention windows, with the measured Redis cost of log entries, receipts and dedupe keys,
 // against maxmemory. The purger refuses to start when it does not fit: at maxmemory every
 // tenant would get 503.
-import type { Config } from '../config/load.js';
+import type { NodeAddress } from './parse-values.js';
 
 /** Redis cost of one log entry besides its event's JSON (stream node share, ids, the `site`/`acceptedAt` fields the ingest adds), measured with MEMORY USAGE. */
 export const ENTRY_OVERHEAD_BYTES = 256;
@@ -19,7 +19,22 @@ export const MAXMEMORY_SHARE = 0.9;
 /** receipts are sized for at least this many Varnish nodes (DNS discovery can add nodes later) */
 export const MIN_NODES = 2;
 
-type FitConfig = Pick<Config, 'sites' | 'tenantLimits' | 'streamMaxAgeS' | 'dedupeTtlS' | 'streamMaxLen' | 'maxEventBytes' | 'varnishNodes'>;
+/** One per-site cap: refill per second (0 = no cap) and burst. */
+interface Cap {
+  perS: number;
+  burst: number;
+}
+
+/** What the fit depends on: load.ts's Config has it all, but naming only this keeps memory-fit.ts out of a circle with load.ts, which calls it. */
+export interface FitConfig {
+  sites: readonly string[];
+  tenantLimits: { events: Cap; bytes: Cap };
+  streamMaxAgeS: number;
+  dedupeTtlS: number;
+  streamMaxLen: number;
+  maxEventBytes: number;
+  varnishNodes: readonly NodeAddress[];
+}
 
 export interface MemoryEstimate {
   /** the log: bodies and per-entry cost within PURGER_STREAM_MAX_AGE_S, or the length cap × the largest entry when lower */
