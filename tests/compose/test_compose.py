@@ -334,12 +334,30 @@ def _(doc):
     return out
 
 
+def image_cmd(dockerfile):
+    """The CMD of a Dockerfile of the repository (exec form), [] when it has none."""
+    m = re.search(r"^CMD (\[.*\])$", read(dockerfile), re.M)
+    return json.loads(m.group(1)) if m else []
+
+
 def varnish_command(svc):
     """A Varnish service's command: its own, or the image's CMD (stack/images/varnish/Dockerfile)."""
-    if svc.get("command"):
-        return svc["command"]
-    m = re.search(r"^CMD (\[.*\])$", read("stack/images/varnish/Dockerfile"), re.M)
-    return json.loads(m.group(1)) if m else []
+    return svc.get("command") or image_cmd("stack/images/varnish/Dockerfile")
+
+
+def start_problems(cmd, start):
+    """The image's CMD against `npm start` (one launch of the purger: the native stack and the
+    test kit run npm's script, the image runs node with the same arguments)."""
+    return [] if cmd == start.split() else [f"the purger image runs {' '.join(cmd)!r}, npm start runs {start!r}"]
+
+
+@check("the purger's image runs what `npm start` runs (purger/package.json)")
+def _(doc):
+    return start_problems(image_cmd("stack/images/purger/Dockerfile"), json.loads(read("purger/package.json"))["scripts"]["start"])
+
+
+def test_a_purger_image_with_other_flags_fails():
+    assert start_problems(["node", "dist/main.js"], "node --max-old-space-size=192 dist/main.js")
 
 
 @check("the purger is given only settings it reads (purger/src/config/settings.ts)")
