@@ -32,7 +32,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { request } from '../../testkit/http.mjs';
 import { msUntil, sleep, until } from '../../testkit/wait.mjs';
-import { audit } from '../audit/audit.mjs';
+import { audit } from '../../stack/audit/audit.mjs';
 import { repo, scratchStack } from './scratch-stack.mjs';
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@
 //   import RUN COUNT     COUNT posts by the first author in one run, the way the WordPress
 //                        Importer inserts them (term and comment counting deferred, cache
 //                        invalidation suspended, import_start/import_end fired)
-require dirname(__DIR__) . '/wp/bootstrap.php';
+require dirname(__DIR__, 2) . '/stack/wp/bootstrap.php';
 
 $mode = $argv[1] ?? '';
 $run = preg_replace('/[^a-z0-9]/', '', strtolower($argv[2] ?? ''));

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { request } from '../../testkit/http.mjs';
 import { msUntil, sleep } from '../../testkit/wait.mjs';
-import { audit, discoverUrls, normalize } from '../audit/audit.mjs';
+import { audit, discoverUrls, normalize } from '../../stack/audit/audit.mjs';
 
 const env = (k) => { const v = process.env[k]; if (!v) { console.error(`e2e: ${k} not set`); process.exit(2); } return v; };
 const SITE_HOST = env('SITE_HOST');
