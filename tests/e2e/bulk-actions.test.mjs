@@ -19,8 +19,8 @@
 //   Delete Permanently 20, 100 (Q) and 500 (P) · Empty Trash (the rest of Q).
 //
 // Runs on the stack the environment names (STACK_DIR, VARNISH_PORT, WEB_PORT, PURGER_PORT,
-// SITE_HOST: scripts/suites/e2e.sh's), or without STACK_DIR starts its own (stack/up.sh on free
-// ports, removed after). node --test-reporter=spec tests/e2e/bulk-actions.test.mjs
+// SITE_HOST: scripts/suites/e2e.sh's). Alone: bash -c 'source testkit/stack.sh; temp_stack_up bulk
+// && node --test-reporter=spec tests/e2e/bulk-actions.test.mjs; temp_stack_down'
 // Env: E2E_FRESH_LIMIT_MS (15000, e2e's), E2E_BULK_SETTLE_MS (120000), E2E_BULK_SAMPLE (posts
 // warmed and audited per scenario, 20), E2E_BULK_RESULTS (.results/e2e/bulk-actions.json),
 // E2E_SHOTS (.results/e2e), E2E_BULK_SCENARIOS (run only the first N, for a quick look), WP_ADMIN_USER.
@@ -33,7 +33,8 @@ import { promisify } from 'node:util';
 import { request } from '../../testkit/http.mjs';
 import { msUntil, sleep, until } from '../../testkit/wait.mjs';
 import { audit } from '../../stack/audit/audit.mjs';
-import { repo, scratchStack } from './scratch-stack.mjs';
+import { REPO_ROOT as repo } from '../../testkit/process.mjs';
+import { givenStack } from '../../testkit/stack.mjs';
 
 const run = promisify(execFile);
 const FRESH_LIMIT_MS = Number(process.env.E2E_FRESH_LIMIT_MS || 15000);
@@ -51,25 +52,16 @@ const GET_LIMIT = 32000;
 const RUN = `r${Date.now().toString(36).slice(-5)}`;
 const started = performance.now();
 
-let S; // the stack: { env, dir, edge, origin, purger, host, wpDir, own }
+let S; // the stack: { env, dir, edge, origin, purger, host, wpDir }
 const figures = [];
 let stalled = null; // the scenario after which the pipeline did not drain
 
 // ─── the stack ────────────────────────────────────────────────────────────────────────
 async function stackUp() {
-  let env = process.env;
-  let own = null;
-  if (!env.STACK_DIR) {
-    own = await scratchStack('bulk', { wpSource: env.WP_SOURCE || '/usr/share/wordpress', demoPosts: 150, timeoutMs: 900000 });
-    own.env.WP_CRON_INTERVAL = env.WP_CRON_INTERVAL || '2';
-    S = { own };
-    const up = own.run('stack/up.sh');
-    if (up.status !== 0) throw new Error(`stack/up.sh failed:\n${up.out.slice(-3000)}`);
-    env = own.env;
-  }
+  const { env } = givenStack({});
   const port = (k) => { if (!env[k]) throw new Error(`${k} not set`); return env[k]; };
   S = {
-    env, own, dir: env.STACK_DIR, host: port('SITE_HOST'), wpDir: join(env.STACK_DIR, 'wordpress'),
+    env, dir: env.STACK_DIR, host: port('SITE_HOST'), wpDir: join(env.STACK_DIR, 'wordpress'),
     edge: `http://127.0.0.1:${port('VARNISH_PORT')}`, origin: `http://127.0.0.1:${port('WEB_PORT')}`, purger: `http://127.0.0.1:${port('PURGER_PORT')}`,
     ctl: env.STACK_CTL || join(repo, 'stack/ctl.sh'),
   };
@@ -87,10 +79,6 @@ const ban = (expr) => run('varnishadm', ['-n', join(S.dir, 'varnish'), `ban ${ex
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 process.on('exit', () => {
   if (S?.wpDir) rmSync(join(S.wpDir, 'wp-content/mu-plugins/bulk-e2e-probe.php'), { force: true });
-  if (S?.own) {
-    S.own.run('stack/down.sh');
-    rmSync(S.own.stackDir, { recursive: true, force: true });
-  }
   writeResults();
 });
 
