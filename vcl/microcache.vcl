@@ -94,6 +94,7 @@ sub vcl_backend_fetch {
     call mc_http10_backend_fetch;
     call mc_device_backend_fetch;
     call mc_origin_headers_backend_fetch;
+    call mc_bypass_backend_fetch;
 }
 
 sub vcl_backend_response {

@@ -28,3 +28,13 @@ sub mc_bypass_recv_personal {
         return (pass);
     }
 }
+
+# A passed request waits for the origin as long as mc_policy_pass_timeouts
+# says, not the backend's first_byte_timeout: at 30 s a bulk action on a busy
+# origin came back as a 503 while WordPress went on to finish it. Set here, it
+# also wins over the short wait of the unprobed twin (sick-origin.vcl).
+sub mc_bypass_backend_fetch {
+    if (bereq.uncacheable) {
+        call mc_policy_pass_timeouts;
+    }
+}

@@ -70,3 +70,15 @@ sub mc_policy_error_ttl {
     set beresp.grace = 0s;
     set beresp.keep = 0s;
 }
+
+# How long a passed request (a write, wp-admin, a logged-in or previewing
+# visitor: bypass.vcl) waits for the origin. Someone is waiting on one
+# operation that cannot be retried (Move to Trash on 500 posts, an import, a
+# core update streaming its progress), so Varnish waits longer than any usual
+# origin limit (nginx 60 s, Apache 300 s) and the origin's own answer reaches
+# the editor. Page fetches keep the backend's shorter timeouts: many readers
+# may queue behind one, and a stale copy is there to serve instead.
+sub mc_policy_pass_timeouts {
+    set bereq.first_byte_timeout = 600s;
+    set bereq.between_bytes_timeout = 600s;
+}
