@@ -14,10 +14,10 @@ cd vcl/tests || exit 1
 echo "vcl: $("${run[@]}" varnishd -V 2>&1 | head -n 1)"
 # -t 300: a test's own waits are short; the default 60 s limit on the whole test is what a busy
 # machine (eight tests and their varnishds on two cores) ran past.
-# cc_command: each test compiles its VCL, and gcc -g -O2 on microcache.vcl's 530 KB of C takes
-# 1.9 s of CPU where -O0 without debug info takes 0.6 s: most of the suite's CPU. The optimisation
-# level changes how fast the VCL runs, not what it does; the purger, e2e, reliability and bench
-# suites run varnishd with its own default.
+# cc_command: each test compiles its VCL, and gcc -g -O2 on microcache.vcl's generated C was most
+# of the suite's CPU; -O0 without debug info is a fraction of it. The optimisation level changes
+# how fast the VCL runs, not what it does; the purger, e2e, reliability and bench suites run
+# varnishd with its own default.
 # The compiler: the first of cc, gcc and <arch>-linux-gnu-gcc where varnishd runs (the images have
 # only the last, the one their varnishd's default names).
 compiler=$("${run[@]}" sh -c 'for c in cc gcc "$(uname -m)-linux-gnu-gcc"; do command -v "$c" && exit; done; exit 1') ||
