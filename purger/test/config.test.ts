@@ -92,6 +92,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' }).repurgeDelaysMs).toEqual([]);
   });
 
+  it('reads the new-node catch-up window: 5 min by default, 0 = start at the end, an integer >= 0', () => {
+    const base = { PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' };
+    expect(loadConfig(base).newNodeCatchupMs).toBe(300_000);
+    expect(loadConfig({ ...base, PURGER_NEW_NODE_CATCHUP_MS: '0' }).newNodeCatchupMs).toBe(0);
+    expect(loadConfig({ ...base, PURGER_NEW_NODE_CATCHUP_MS: '60000' }).newNodeCatchupMs).toBe(60_000);
+    for (const bad of ['-1', '1.5', 'soon']) expect(() => loadConfig({ ...base, PURGER_NEW_NODE_CATCHUP_MS: bad })).toThrow(/PURGER_NEW_NODE_CATCHUP_MS/);
+    expect(() => loadConfig({ ...base, PURGER_NEW_NODE_CATCHUP_MS: '-1' })).toThrow('PURGER_NEW_NODE_CATCHUP_MS="-1": expected a whole number between 0 and 2592000000');
+  });
+
   it('reads the repurge schedule', () => {
     const base = { PURGER_ROLE: 'worker', VARNISH_NODES: 'v:80' };
     expect(loadConfig({ ...base, PURGER_REPURGE_DELAYS_MS: '250, 1000,5000' }).repurgeDelaysMs).toEqual([250, 1000, 5000]);

@@ -81,6 +81,8 @@ export function loadConfig(env: Env = process.env) {
     varnishNodes,
     varnishDns,
     dnsIntervalMs: s.PURGER_DNS_INTERVAL_MS,
+    /** a node seen for the first time starts at the log's first entry of this window before now (0 = at the end) */
+    newNodeCatchupMs: s.PURGER_NEW_NODE_CATCHUP_MS,
     /** delays (ms after acceptance, increasing) at which every invalidation is repurged; [] = never */
     repurgeDelaysMs: s.PURGER_REPURGE_DELAYS_MS,
     coalesceMs: s.PURGER_COALESCE_MS,

@@ -89,6 +89,12 @@ export const Settings = Type.Object({
     { pattern: PURGE_TOKEN_PATTERN, expected: 'must be 16 to 128 visible ASCII characters without spaces (it is sent as the X-Purge-Token header)' },
   ),
   PURGER_DNS_INTERVAL_MS: int(5000, 100, 3_600_000, 'how often `VARNISH_DNS` is re-resolved'),
+  // A new Varnish task serves (and caches) pages before the purger knows it: Swarm and Kubernetes
+  // add it to DNS once healthy, and the purger re-resolves every PURGER_DNS_INTERVAL_MS.
+  PURGER_NEW_NODE_CATCHUP_MS: int(
+    300_000, 0, 30 * 86_400_000,
+    'a node seen for the first time (no cursor in Redis) is first sent the events logged in this many ms before it was found, not only later ones: a new Varnish can cache pages before DNS lists it and the purger finds it (up to `PURGER_DNS_INTERVAL_MS`, plus the engine adding a task to DNS only once healthy), and an edit logged meanwhile would never reach it. Replaying is harmless (invalidations are idempotent); the log bounds it (`PURGER_STREAM_MAX_AGE_S`). `0` = a new node starts at the end of the log',
+  ),
   // Empty: the shipped VCL refuses to keep a page whose fetch began before an invalidation, so
   // repurges are only for nodes running other VCL.
   PURGER_REPURGE_DELAYS_MS: Type.Array(Type.Integer({ minimum: 1, maximum: 600_000 }), {

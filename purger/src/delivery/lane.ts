@@ -75,6 +75,8 @@ export class NodeLanes {
   constructor(
     private readonly node: string,
     private readonly delaysMs: readonly number[],
+    /** a node new to Redis starts this far back in the log (0: at its end) */
+    private readonly catchupMs = 0,
   ) {
     this.repurges = delaysMs.map((d) => new RepurgeLane(d));
   }
@@ -83,14 +85,18 @@ export class NodeLanes {
     return [this.main, ...this.repurges];
   }
 
-  /** every lane's cursor as Redis has it */
-  async load(log: StreamLog): Promise<void> {
-    const c = await log.cursors(this.node, this.delaysMs);
+  /**
+   * every lane's cursor as Redis has it; for a node Redis had no cursors of, what it catches up
+   * on (undefined otherwise, and with no catch-up window)
+   */
+  async load(log: StreamLog): Promise<{ entries: number; first?: string } | undefined> {
+    const c = await log.cursors(this.node, this.delaysMs, this.catchupMs);
     this.main.cursor = c.cursor;
     this.main.seq = c.seq;
     this.main.seqKnown = true;
     this.repurges.forEach((lane, i) => {
       lane.cursor = c.repurge[i]!;
     });
+    return c.catchup;
   }
 }

@@ -18,7 +18,7 @@ import type { VarnishClient } from './varnish-client.js';
 export type DeliveryOptions = Pick<
   Config,
   | 'coalesceMs' | 'batchMax' | 'headerBudget' | 'urlEscalateThreshold' | 'urlBanMin' | 'nodeConcurrency'
-  | 'retryBaseMs' | 'retryMaxMs' | 'repurgeDelaysMs' | 'pollMs' | 'sites'
+  | 'retryBaseMs' | 'retryMaxMs' | 'repurgeDelaysMs' | 'pollMs' | 'sites' | 'newNodeCatchupMs'
 >;
 
 export interface DeliveryHooks {
@@ -60,7 +60,7 @@ export class NodeDelivery {
     /** re-fetches the pages of what the main lane applied (undefined: refresh off) */
     private readonly refresher?: PageRefresher,
   ) {
-    this.lanes = new NodeLanes(node, opts.repurgeDelaysMs);
+    this.lanes = new NodeLanes(node, opts.repurgeDelaysMs, opts.newNodeCatchupMs);
     const health = new NodeHealth(node, log, metrics, logger);
     const sender = new NodeSender(node, client, opts, health, this.sleeper, metrics, logger);
     this.batch = { node, opts, sender, metrics, logger };
@@ -79,7 +79,7 @@ export class NodeDelivery {
     // Cursors come from Redis; until Redis answers, keep trying (the loops below do the same).
     for (;;) {
       try {
-        await this.lanes.load(this.log);
+        await this.loadLanes();
         break;
       } catch (err) {
         if (this.stopped) return;
@@ -96,6 +96,18 @@ export class NodeDelivery {
 
   wake(): void {
     this.lanes.main.wake();
+  }
+
+  /** Loads the lanes' cursors from Redis; says so when the node is new to Redis and catches up. */
+  private async loadLanes(): Promise<void> {
+    const catchup = await this.lanes.load(this.log);
+    if (!catchup) return;
+    this.logger.info(
+      { node: this.node, catchupMs: this.opts.newNodeCatchupMs, entries: catchup.entries, ...(catchup.first !== undefined ? { from: catchup.first } : {}) },
+      catchup.entries > 0
+        ? 'new node: replaying the events logged in the catch-up window before it was found'
+        : 'new node: nothing logged in the catch-up window before it was found; starting at the end of the log',
+    );
   }
 
   async stop(): Promise<void> {
@@ -145,7 +157,7 @@ export class NodeDelivery {
       if (this.resyncRequested) {
         this.resyncRequested = false;
         try {
-          await this.lanes.load(this.log);
+          await this.loadLanes();
         } catch (err) {
           this.resyncRequested = true;
           throw err;
@@ -169,7 +181,7 @@ export class NodeDelivery {
         // and lost the last commits, or another worker moved it. Re-read from Redis's cursor:
         // what was sent is sent again (idempotent) and this time recorded.
         this.logger.warn({ node: this.node, cursor: main.cursor }, 'node cursor in Redis moved under this worker (Redis failover?): re-reading from it');
-        await this.lanes.load(this.log);
+        await this.loadLanes();
         continue;
       }
       main.cursor = last.streamId;

@@ -38,7 +38,7 @@ export function receiptView(id: string, h: ReceiptFields, nodes: ReadonlyMap<str
     }
     const c = nodes.get(node);
     if (c && compareIds(c.cursor, streamId) >= 0) {
-      out.push({ node, state: 'skipped', detail: 'the node restarted with an empty cache, or got a site-wide ban after its cursor fell off the log' });
+      out.push({ node, state: 'skipped', detail: 'the node restarted with an empty cache, joined after the event (older than PURGER_NEW_NODE_CATCHUP_MS), or got a site-wide ban after its cursor fell off the log' });
     } else {
       out.push({ node, state: 'pending', ...(c?.down ? { error: c.down.error, detail: `node failing since ${c.down.since}; retrying` } : {}) });
     }

@@ -1,5 +1,5 @@
 // The log's Lua scripts: each runs atomically in Redis, so what it writes happens together or not
-// at all. Registered on a connection as the commands purgerAppend, purgerCommit and purgerRead.
+// at all. Registered on a connection as the commands purgerAppend, purgerCommit, purgerRead and purgerStart.
 import type { Redis, Result } from 'ioredis';
 
 const APPEND = `
@@ -63,11 +63,23 @@ end
 return {range, redis.call('GET', KEYS[2]) or '0'}
 `;
 
+// Where a node seen for the first time starts when it catches up (stream-log.ts, catchupStart):
+// the newest entry before ARGV[1] (an exclusive id, `(<ms>-0`), the entry after it (the first one
+// replayed; with none before, the log's first entry) and the sequence counter, atomically.
+// Writes nothing, like READ.
+const START = `
+local before = redis.call('XREVRANGE', KEYS[1], ARGV[1], '-', 'COUNT', 1)
+local from = '-'
+if before[1] then from = '(' .. before[1][1] end
+return {before, redis.call('XRANGE', KEYS[1], from, '+', 'COUNT', 1), redis.call('GET', KEYS[2]) or '0'}
+`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     purgerAppend(...args: (string | number)[]): Result<(string | number)[], Context>;
     purgerCommit(...args: (string | number)[]): Result<number, Context>;
     purgerRead(...args: (string | number)[]): Result<[[string, string[]][], string], Context>;
+    purgerStart(...args: (string | number)[]): Result<[[string, string[]][], [string, string[]][], string], Context>;
   }
 }
 
@@ -77,4 +89,5 @@ export function defineLogScripts(r: Redis): void {
   r.defineCommand('purgerAppend', { lua: APPEND });
   r.defineCommand('purgerCommit', { lua: COMMIT });
   r.defineCommand('purgerRead', { lua: READ, numberOfKeys: 2 });
+  r.defineCommand('purgerStart', { lua: START, numberOfKeys: 2 });
 }

@@ -180,8 +180,7 @@ export class StreamLog {
     const [range, head] = await this.redis.purgerRead(this.stream, this.seqKey, '-', '+', 1, 'rev');
     const last = range[0];
     if (!last) return { id: '0-0', seq: Number(head ?? 0) };
-    const n = last[1].indexOf('n');
-    return { id: last[0], seq: Number(n >= 0 ? last[1][n + 1] : 0) };
+    return { id: last[0], seq: seqOfFields(last[1]) };
   }
 
   /**
@@ -233,19 +232,54 @@ export class StreamLog {
   }
 
   /**
+   * Where a node seen for the first time starts when it catches up on what was logged from
+   * `sinceMs` on (stream ids are millisecond timestamps): on the newest entry before it, with
+   * that entry's sequence number, so the next read starts at the window's first entry and its
+   * gap check holds. With no entry before it (a log shorter than the window, or trimmed): before
+   * the log's first entry (`0-0`, the sequence number just below that entry's). An empty log:
+   * its end. `entries`: how many entries follow (the sequence numbers are gapless); `first`: the
+   * first one's id.
+   */
+  async catchupStart(sinceMs: number): Promise<{ id: string; seq: number; entries: number; first?: string }> {
+    const end = `(${Math.max(1, Math.floor(sinceMs))}-0`;
+    const [before, after, headRaw] = await this.redis.purgerStart(this.stream, this.seqKey, end);
+    const head = Number(headRaw ?? 0);
+    const [b, f] = [before[0], after[0]];
+    const first = f ? { first: f[0] } : {};
+    if (b) {
+      const seq = seqOfFields(b[1]);
+      return { id: b[0], seq, entries: Math.max(0, head - seq), ...first };
+    }
+    if (f) {
+      const seq = Math.max(0, seqOfFields(f[1]) - 1);
+      return { id: '0-0', seq, entries: Math.max(0, head - seq), ...first };
+    }
+    return { id: '0-0', seq: head, entries: 0 };
+  }
+
+  /**
    * A node's cursors: the main one and one per repurge delay (a delay new to this node starts
    * where the single repurge lane of older versions was, else at the main cursor). A node never
-   * seen before starts at the end of the log.
+   * seen before (no cursor in Redis) starts, every lane alike, at the first entry logged within
+   * `catchupMs` before `now` (catchupStart; `catchup` then says how many entries it replays), or
+   * with `catchupMs` 0 at the end of the log.
    */
-  async cursors(node: string, delaysMs: readonly number[]): Promise<{ cursor: string; seq: number; repurge: string[] }> {
+  async cursors(
+    node: string,
+    delaysMs: readonly number[],
+    catchupMs = 0,
+    now = Date.now(),
+  ): Promise<{ cursor: string; seq: number; repurge: string[]; catchup?: { entries: number; first?: string } }> {
     const key = this.nodeKey(node);
     const h = await this.redis.hgetall(key);
     if (h.cursor) {
       return { cursor: h.cursor, seq: Number(h.seq ?? 0), repurge: delaysMs.map((d) => h[repurgeField(d)] ?? h.repurge ?? h.cursor!) };
     }
-    const { id, seq } = await this.lastPosition();
+    const start = catchupMs > 0 ? await this.catchupStart(now - catchupMs) : undefined;
+    const { id, seq } = start ?? (await this.lastPosition());
     await this.redis.hset(key, { cursor: id, seq, ...Object.fromEntries(delaysMs.map((d) => [repurgeField(d), id])) });
-    return { cursor: id, seq, repurge: delaysMs.map(() => id) };
+    const catchup = start ? { catchup: { entries: start.entries, ...(start.first !== undefined ? { first: start.first } : {}) } } : {};
+    return { cursor: id, seq, repurge: delaysMs.map(() => id), ...catchup };
   }
 
   /** `lane`: 'cursor' (main) or repurgeField(delay) */
@@ -369,6 +403,12 @@ export class StreamLog {
     const field = (name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
     return { usedBytes: field('used_memory'), maxBytes: field('maxmemory'), streamEntries: Number(res[1]![1]) };
   }
+}
+
+/** A log entry's sequence number (its `n` field; 0 when it has none). */
+function seqOfFields(f: string[]): number {
+  for (let i = 0; i + 1 < f.length; i += 2) if (f[i] === 'n') return Number(f[i + 1]) || 0;
+  return 0;
 }
 
 /** The event in a log entry's fields, undefined when it has none or it is not JSON. */
