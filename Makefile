@@ -6,7 +6,7 @@ SUITES ?= $(sort $(basename $(notdir $(wildcard scripts/suites/*.sh))))
 
 help:
 	@echo "make test         install missing dependencies, run every suite ($(SUITES))"
-	@echo "make lint         shellcheck, php -l + phpcs, tsc --noEmit + Biome, varnishd -C on every VCL"
+	@echo "make lint         shellcheck, php -l + phpcs, tsc --noEmit + Biome, varnishd -C on every VCL, helm lint + kubeconform"
 	@echo "make test-<suite> run one suite without the install step"
 	@echo "make dist         the plugin as users install it: dist/varnish-edge-<version>.zip (Upload Plugin)"
 	@echo "make test-platforms  every cell of the platform matrix (platforms.json), one line each"

@@ -54,6 +54,10 @@ NODE_MIN=24
 GO_MIN=1.25      # the go directive of go.k6.io/k6 v1.8.1's go.mod
 GO_INSTALL=1.26.11
 NPM_INSTALL=11.21.2
+# make lint's Helm chart check (scripts/lint/helm.sh): helm and kubeconform, built by `go install` from these module
+# versions into $HOME/go/bin (as k6/install-k6.sh builds k6) when neither PATH nor that folder has them.
+HELM_MODULE=helm.sh/helm/v3 HELM_VERSION=v3.22.0
+KUBECONFORM_MODULE=github.com/yannh/kubeconform KUBECONFORM_VERSION=v0.8.0
 need() { echo "install-deps: $*" >&2; exit 1; }
 version_ge() { [[ $(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1) == "$2" ]]; }
 
@@ -123,6 +127,23 @@ check_go() {
   install_go
 }
 
+# check_go_tool NAME MODULE VERSION VERSION_ARGS...: NAME built from MODULE@VERSION (cmd/NAME) into $HOME/go/bin,
+# unless that folder or PATH has that version: the module version the binary was built from (go version -m), or
+# what a release binary says of itself (NAME VERSION_ARGS...).
+check_go_tool() {
+  local name=$1 module=$2 version=$3 dir=$HOME/go/bin go p
+  shift 3
+  go=$(command -v go || echo /usr/local/go/bin/go)
+  for p in "$dir/$name" "$(command -v "$name" || true)"; do
+    [[ -n $p && -x $p ]] || continue
+    "$go" version -m "$p" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+${module}[[:space:]]+${version}[[:space:]]" && return
+    [[ $("$p" "$@" 2>/dev/null) == "$version" ]] && return
+  done
+  echo "install-deps: $name $version (go install $module/cmd/$name@$version) into $dir"
+  mkdir -p "$dir"
+  GOBIN=$dir GOFLAGS=-buildvcs=false "$go" install "$module/cmd/$name@$version"
+}
+
 compose_version() { docker compose version --short 2>/dev/null | sed 's/^v//'; }
 check_compose() {
   version_ge "$(compose_version || echo 0)" "$COMPOSE_MIN" && return
@@ -166,9 +187,11 @@ fi
 [[ -n $only ]] && exit 0
 ((platforms)) && check_compose
 ((system_only)) && { echo "install-deps: system packages, Node.js and Go present"; exit 0; }
+check_go_tool helm "$HELM_MODULE" "$HELM_VERSION" version --template '{{.Version}}'
+check_go_tool kubeconform "$KUBECONFORM_MODULE" "$KUBECONFORM_VERSION" -v
 # The test kit's one dependency (the Standard Webhooks library the tests sign with).
 if [[ ! -d testkit/node_modules ]]; then
   echo "install-deps: npm ci in testkit/"
   npm --prefix testkit ci --no-audit --no-fund --loglevel=error
 fi
-echo "install-deps: system packages, Node.js $(node -p process.versions.node) and Go present"
+echo "install-deps: system packages, Node.js $(node -p process.versions.node), Go, helm and kubeconform present"

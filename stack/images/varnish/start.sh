@@ -25,6 +25,9 @@
 #                  200 on its own host and scheme, whatever its permalinks or web server's robots.txt rule)
 #   PURGER_HOST    the purger's name on the internal network: `acl purgers` admits the network of
 #                  that address (found from this container's routes), nothing pinned
+#   PURGER_NETWORKS  ADDR/BITS ... that acl purgers admits instead of the purger's network found
+#                  from the routes: where a container has only a default route (Kubernetes pods on
+#                  most network plugins) give the pod network (deploy/helm's varnish.purgerNetworks)
 #   PURGE_TOKEN_FILE  the purger's X-Purge-Token (/run/secrets/varnish_purge_token)
 #   VARNISH_SIZE   the cache's size in memory (-s malloc,SIZE; default 256m)
 set -euo pipefail
@@ -78,7 +81,14 @@ resolve() {
 
 # purge_network: the subnet (ADDR/BITS) of the network this container shares with the purger.
 purge_network() {
-  local addr
+  local addr net
+  if [[ -n ${PURGER_NETWORKS:-} ]]; then
+    for net in $PURGER_NETWORKS; do
+      [[ $net =~ ^[0-9A-Fa-f:.]+/[0-9]{1,3}$ ]] || die "PURGER_NETWORKS: '$net' is not ADDR/BITS (for example 10.244.0.0/16)"
+    done
+    echo "$PURGER_NETWORKS"
+    return
+  fi
   addr=$(resolve "$PURGER_HOST" 60)
   [[ -n $addr ]] || die "PURGER_HOST=$PURGER_HOST does not resolve: acl purgers admits the network this container shares with the purger (start the purger service, or set PURGER_HOST)"
   /opt/varnish-edge/subnet-of.sh "$addr"

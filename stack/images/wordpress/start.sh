@@ -34,6 +34,11 @@ in_a_minute() {
     sleep 2
   done
 }
+# db_answers: MariaDB (WP_DB_HOST) takes connections. Compose starts this container once MariaDB is
+# healthy; engines without that ordering (Swarm) start both at once, and a WordPress that finds no
+# database answers its error page and exits 0, so the install would pass for done.
+db_answers() { local h=${WP_DB_HOST%:*} p=${WP_DB_HOST##*:}; [[ $p == "$WP_DB_HOST" ]] && p=3306; (: <"/dev/tcp/$h/$p") 2>/dev/null; }
+wait_until 300 "MariaDB at $WP_DB_HOST" db_answers || die "MariaDB at $WP_DB_HOST (WP_DB_HOST) did not answer in 300 s"
 case ${1:-web} in
 install) in_a_minute "$STACK_REPO/stack/prepare-wordpress.sh" install ;;
 web)
