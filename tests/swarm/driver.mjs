@@ -8,13 +8,14 @@
 //   edit-fresh         caches a post on every task (HIT), edits it through the REST API, waits
 //                      until every task shows the edit; prints the time to fresh per task
 //   watch-new SECONDS  while Varnish scales up: edits the post every 2 s and reads it from every
-//                      task every 250 ms; fails when a task serves an edit older than the last
+//                      task, and from every node's published port (NODE_ADDRS), every 250 ms; fails when a task serves an edit older than the last
 //                      one saved FRESH_MS before (the purge path's allowance); prints the worst lag
 //   prime              caches 20 posts on every task (burst's end-to-end check) and a 21st, the
 //                      witness that only `empty` reads; notes which tasks there are
-//   burst N            posts N events (batches of 50, retried until accepted: an engine may die
-//                      under it), then waits until every receipt says applied on every node
-//                      tasks.varnish lists, and every primed post is a MISS on every task
+//   burst N BATCH MS   posts N events, BATCH at a time every MS ms (each retried until accepted:
+//                      an engine or the Redis primary may go away under it), then waits until
+//                      tasks.varnish lists EXPECT_TASKS tasks and every receipt says applied on
+//                      each of them, and no primed post is still the copy cached before
 //   empty              waits for a task that was not there at `prime` and reads the witness
 //                      from it: a MISS (the replacement of a dead node's task starts empty)
 import { promises as dns } from 'node:dns';
@@ -62,6 +63,8 @@ const [step, arg] = process.argv.slice(2);
 switch (step) {
   case 'ready': {
     const n = Number(arg);
+    const [size, pace] = process.argv.slice(4).map(Number);
+    const expect = Number(process.env.EXPECT_TASKS ?? 0);
     const ms = await until(`${n} Varnish tasks serving and known to the purger`, async () => {
       const ips = await tasks();
       if (ips.length !== n) return false;
@@ -98,8 +101,11 @@ switch (step) {
         await new Promise((r) => setTimeout(r, 2000));
       }
     })();
+    // Readers reach a task on its node's published port before Swarm's DNS lists it (that waits
+    // for its health check): read each node's port too, where a new task caches first.
+    const published = (process.env.NODE_ADDRS ?? '').split(/\s+/).filter(Boolean);
     while (Date.now() < end) {
-      for (const ip of await tasks()) {
+      for (const ip of [...(await tasks()), ...published]) {
         seen.add(ip);
         const t = Date.now();
         const r = await get(ip, p.path);
@@ -116,8 +122,8 @@ switch (step) {
     }
     stop = true;
     await editor;
-    const added = [...seen].filter((ip) => !before.has(ip));
-    console.log(`  ${reads} reads of ${seen.size} tasks (${added.length} new: ${added.join(', ') || 'none'}) during ${saved.length} edits: none older than ${FRESH_MS} ms; worst lag behind a saved edit ${worst} ms`);
+    const added = [...seen].filter((ip) => !before.has(ip) && !published.includes(ip));
+    console.log(`  ${reads} reads of ${seen.size - published.length} tasks and ${published.length} node ports (${added.length} new tasks: ${added.join(', ') || 'none'}) during ${saved.length} edits: none older than ${FRESH_MS} ms; worst lag behind a saved edit ${worst} ms`);
     writeFileSync(`${state}/scale-lag.txt`, `${worst}\n`);
     if (!added.length) fail('no new task appeared while watching');
     break;
@@ -135,12 +141,15 @@ switch (step) {
   }
   case 'burst': {
     const n = Number(arg);
+    const [size, pace] = process.argv.slice(4).map(Number);
+    const expect = Number(process.env.EXPECT_TASKS ?? 0);
     const paths = JSON.parse(readFileSync(`${state}/primed.json`, 'utf8'));
     const events = Array.from({ length: n }, (_, i) => (i < paths.length ? urlEvent(host, [paths[i]]) : tagEvent([`swarm-burst-${i}`])));
     const start = Date.now();
     let retries = 0;
-    for (let i = 0; i < n; i += 50) {
-      const batch = events.slice(i, i + 50);
+    for (let i = 0; i < n; i += size) {
+      if (i) await new Promise((res) => setTimeout(res, pace));
+      const batch = events.slice(i, i + size);
       for (;;) {
         const r = await postEvents(purger, { site: host, events: batch }, { secret: env('WEBHOOK_SECRET'), timeoutMs: 15000 }).catch((e) => ({ status: 0, body: e.message }));
         if (r.status === 202 || r.status === 200) break;
@@ -156,6 +165,7 @@ switch (step) {
     let pending = events.map((e) => e.id);
     const ms = await until(`all ${n} events applied on every task`, async () => {
       const now = await tasks();
+      if (now.length < expect) return false;
       if (now.join() !== ips.join()) pending = events.map((e) => e.id);
       ips = now;
       const still = [];
@@ -172,8 +182,8 @@ switch (step) {
       const r = await get(ip, path);
       if (r.headers['x-cache'] === 'HIT' && Number(r.headers.age ?? 0) * 1000 > Date.now() - start) fail(`${path} on ${ip} is still the copy cached before the burst (age ${r.headers.age} s)`);
     }
-    console.log(`  ${n} events accepted in ${(accepted / 1000).toFixed(1)} s (${retries} retried batches), applied on all ${ips.length} tasks ${(ms / 1000).toFixed(1)} s later; 0 lost; the ${paths.length} primed posts refetched on every task`);
-    writeFileSync(`${state}/burst.json`, JSON.stringify({ events: n, lost: 0, retries, acceptedMs: accepted, appliedMs: Math.round(ms), nodes: ips.length }));
+    console.log(`  ${n} events accepted in ${(accepted / 1000).toFixed(1)} s (${size} every ${pace} ms; ${retries} batches retried while refused or unanswered), applied on all ${ips.length} tasks ${(ms / 1000).toFixed(1)} s later; 0 lost; the ${paths.length} primed posts refetched on every task`);
+    writeFileSync(`${state}/burst-${n}.json`, JSON.stringify({ events: n, lost: 0, retries, acceptedMs: accepted, appliedMs: Math.round(ms), nodes: ips.length }));
     break;
   }
   case 'empty': {
