@@ -63,8 +63,6 @@ const [step, arg] = process.argv.slice(2);
 switch (step) {
   case 'ready': {
     const n = Number(arg);
-    const [size, pace] = process.argv.slice(4).map(Number);
-    const expect = Number(process.env.EXPECT_TASKS ?? 0);
     const ms = await until(`${n} Varnish tasks serving and known to the purger`, async () => {
       const ips = await tasks();
       if (ips.length !== n) return false;
