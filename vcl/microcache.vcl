@@ -17,8 +17,10 @@
 #     var.set("mc_trusted_relay", "1");       # accept invalidations that came through a relay
 #     var.set("mc_debug_headers", "all");     # X-Cache & co. for everyone, not only trusted clients
 #
-# Opt-in feature, included by the entry before this file:
+# Opt-in features, included by the entry before this file:
 #     microcache/sick-origin.vcl              # fetch through an unprobed twin while the probe says sick
+#     microcache/purge-listener.vcl           # invalidations only on the listener named purge
+#     microcache/https-redirect.vcl           # plain HTTP readers redirected to HTTPS
 #
 # This file only composes: one feature per file under microcache/, its
 # subroutines named mc_<feature>_<phase> (mc_invalidate_recv, ...), called

@@ -3,14 +3,16 @@
 # entry in this repository (vcl/default.vcl, the native stack's, the tests', make bench's).
 #
 #   render-entry.sh --backend HOST:PORT --token-file PATH [--purgers "ADDR ..."] [--include PATH]...
-#                   [--probe-host HOST[:PORT]] [--probe-path PATH] [--probe-https]
+#                   [--probe-host HOST[:PORT]] [--probe-path PATH] [--probe-https] [--purge-listener]
 #       the origin HOST:PORT with its probe and unprobed twin, `acl purgers` (addresses or
 #       ADDR/BITS, space-separated; default "127.0.0.1 ::1"; "" admits no one), the purger's
 #       token read from PATH (the VCL refuses to load without a usable one), each --include
 #       before microcache.vcl. The probe asks GET --probe-path (default /robots.txt) with
 #       Host: --probe-host (default localhost: the site's host for a stock WordPress, which
 #       redirects other hosts to its own) and, with --probe-https, X-Forwarded-Proto: https (a site
-#       whose home URL is https:// redirects plain HTTP).
+#       whose home URL is https:// redirects plain HTTP). --purge-listener includes
+#       microcache/purge-listener.vcl before the other includes: PURGE, PURGEKEYS, BAN and refreshes
+#       only on varnishd's listen address named purge (-a purge=:PORT), nothing else there.
 #   --minimal --backend HOST:PORT --include PATH...: the origin and the includes only, no
 #       microcache.vcl (make bench's reference, bench/minimal-varnish.vcl).
 #
@@ -20,10 +22,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 template=$here/entry.vcl.in
 
 die() { printf 'render-entry: %s\n' "$*" >&2; exit 2; }
-usage() { die "usage: render-entry.sh --backend HOST:PORT --token-file PATH [--purgers \"ADDR ...\"] [--include PATH]... [--probe-host HOST[:PORT]] [--probe-path PATH] [--probe-https] | --minimal --backend HOST:PORT [--include PATH]..."; }
+usage() { die "usage: render-entry.sh --backend HOST:PORT --token-file PATH [--purgers \"ADDR ...\"] [--include PATH]... [--probe-host HOST[:PORT]] [--probe-path PATH] [--probe-https] [--purge-listener] | --minimal --backend HOST:PORT [--include PATH]..."; }
 
 backend="" token="" minimal=0 purgers="127.0.0.1 ::1" purgers_set=0
-probe_host=localhost probe_path=/robots.txt probe_https=0
+probe_host=localhost probe_path=/robots.txt probe_https=0 purge_listener=0
 includes=() shown=()
 while (($#)); do
   case $1 in
@@ -42,6 +44,7 @@ while (($#)); do
       ;;
     --minimal) minimal=1 shown+=("$1"); shift ;;
     --probe-https) probe_https=1 shown+=("$1"); shift ;;
+    --purge-listener) purge_listener=1 shown+=("$1"); shift ;;
     -h | --help) usage ;;
     *) die "unknown argument '$1'" ;;
   esac
@@ -64,7 +67,7 @@ probe_proto=""
 ((probe_https)) && probe_proto='            "X-Forwarded-Proto: https"'
 
 if ((minimal)); then
-  [[ -z $token && $purgers_set == 0 ]] || die "--minimal takes only --backend and --include"
+  [[ -z $token && $purgers_set == 0 && $purge_listener == 0 ]] || die "--minimal takes only --backend and --include"
 else
   [[ -n $token ]] || die "--token-file PATH is required"
   [[ $token =~ ^/[A-Za-z0-9._/-]+$ ]] || die "--token-file '$token' must be an absolute path without quotes or spaces"
@@ -84,6 +87,8 @@ for addr in "${purger_list[@]}"; do
 done
 
 inc=""
+# Its vcl_recv runs first: the purge port's readers are refused, not redirected (https-redirect.vcl).
+((purge_listener)) && inc+='include "microcache/purge-listener.vcl";'$'\n'
 for path in "${includes[@]}"; do
   [[ $path =~ ^[A-Za-z0-9._/-]+\.vcl$ ]] || die "--include '$path' must be a .vcl path without quotes or spaces"
   [[ $path != /* || -r $path ]] || die "--include '$path' is not a readable file"

@@ -54,6 +54,7 @@ validate "networkPolicy off" --set networkPolicy.enabled=false
 validate "one Valkey without Sentinel, no persistence, an existing Secret" --set valkey.sentinel.enabled=false \
   --set valkey.replicas=1 --set valkey.persistence.enabled=false --set secrets.existingSecret=my-secrets \
   --set varnish.readinessFollowsOrigin=true --set varnish.service.type=LoadBalancer
+validate "another purge port, acl purgers from the routes" --set varnish.purgePort=9000 --set 'varnish.purgerNetworks=null'
 # The settings that must refuse to render, each with a message naming it.
 refuses() { # refuses WHAT PATTERN ARGS...: helm template with ARGS (no origin.url unless given) fails saying PATTERN
   local what=$1 pattern=$2
@@ -68,6 +69,7 @@ refuses() { # refuses WHAT PATTERN ARGS...: helm template with ARGS (no origin.u
 refuses "without origin.url" "origin.url is required"
 refuses "with an https origin.url" "/origin/url" --set origin.url=https://wordpress.example
 refuses "with a misspelt value" "orgin" "${ORIGIN[@]}" --set orgin.url=http://x
+refuses "with the purge port on the readers' port" "/varnish/purgePort" "${ORIGIN[@]}" --set varnish.purgePort=8080
 refuses "with an external Redis and no password" "secrets.redisPassword is required" "${ORIGIN[@]}" \
   --set redis.external.url=redis://redis.example:6379
 

@@ -11,7 +11,8 @@
 #   - bench's pure-microcache entry (+ bench/microcache-only.vcl) and its minimal Varnish
 #     (--minimal + bench/minimal-varnish.vcl), the reference of make bench's hot path.
 # Every file under vcl/microcache/ must be included by microcache.vcl or default.vcl, or be an opt-in
-# the compose image's entry point includes (--include microcache/<file> in stack/images/varnish/start.sh).
+# the compose image's entry point includes (--include microcache/<file> in stack/images/varnish/start.sh)
+# or vcl/render-entry.sh includes for a flag of its own (--purge-listener: microcache/purge-listener.vcl).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
@@ -72,6 +73,10 @@ compile "the native stack's entry (loopback, a token file)" "$tmp/stack.vcl"
 vcl/render-entry.sh --backend 127.0.0.1:8081 --token-file "$tmp/token" --probe-host blog.example.test --probe-https \
   --include microcache/https-redirect.vcl >"$tmp/https.vcl" || problem "vcl/render-entry.sh --include microcache/https-redirect.vcl failed"
 compile "compose's entry behind the TLS front (+ microcache/https-redirect.vcl)" "$tmp/https.vcl"
+# The image's entry with PURGE_PORT (render-entry.sh --purge-listener), behind the TLS front too.
+vcl/render-entry.sh --backend 127.0.0.1:8081 --token-file "$tmp/token" --purge-listener --probe-host blog.example.test --probe-https \
+  --include microcache/https-redirect.vcl >"$tmp/purge.vcl" || problem "vcl/render-entry.sh --purge-listener failed"
+compile "the image's entry with PURGE_PORT (+ microcache/purge-listener.vcl, microcache/https-redirect.vcl)" "$tmp/purge.vcl"
 STACK_DIR=$tmp/stack bench/varnish-microcache.sh vcl full >"$tmp/bench.vcl" || problem "bench/varnish-microcache.sh vcl full failed"
 compile "bench's entry (+ bench/microcache-only.vcl)" "$tmp/bench.vcl"
 STACK_DIR=$tmp/stack bench/varnish-microcache.sh vcl minimal >"$tmp/bench-minimal.vcl" || problem "bench/varnish-microcache.sh vcl minimal failed"
@@ -80,9 +85,10 @@ compile "bench's minimal Varnish (bench/minimal-varnish.vcl)" "$tmp/bench-minima
 for f in vcl/microcache/*.vcl; do
   grep -Eq "^include \"(\./)?microcache/${f##*/}\";" vcl/microcache.vcl vcl/default.vcl ||
     grep -Fq -- "--include microcache/${f##*/}" stack/images/varnish/start.sh ||
-    problem "$f is included by neither vcl/microcache.vcl nor vcl/default.vcl, nor opted into by stack/images/varnish/start.sh"
+    grep -Fq -- "include \"microcache/${f##*/}\";" vcl/render-entry.sh ||
+    problem "$f is included by neither vcl/microcache.vcl nor vcl/default.vcl, nor opted into by stack/images/varnish/start.sh or a flag of vcl/render-entry.sh"
 done
 
 features=(vcl/microcache/*.vcl)
-echo "lint vcl: $n entry VCLs (default.vcl, the native stack's, bench's two) over ${#features[@]} feature files, $bad problems"
+echo "lint vcl: $n entry VCLs (default.vcl, the native stack's, compose's two, bench's two) over ${#features[@]} feature files, $bad problems"
 ((bad == 0))

@@ -5,6 +5,7 @@
 #   start.sh varnishd ARGS...  (the image's command) render, then exec stack/launch/varnishd.sh
 #                              -F -n /tmp/varnishd -f <entry> -s malloc,$VARNISH_SIZE ARGS, with
 #                              -j none when not root (compose's user varnish: no jail to drop into)
+#                              and, with PURGE_PORT, -a purge=:$PURGE_PORT,HTTP
 #   start.sh reload            render again and switch to it without a restart: after the origin's
 #                              DNS name moved to another address (Varnish resolves it only when a
 #                              VCL loads): docker compose exec varnish /opt/varnish-edge/start.sh reload
@@ -29,6 +30,12 @@
 #                  from the routes: where a container has only a default route (Kubernetes pods on
 #                  most network plugins) give the pod network (deploy/helm's varnish.purgerNetworks)
 #   PURGE_TOKEN_FILE  the purger's X-Purge-Token (/run/secrets/varnish_purge_token)
+#   PURGE_PORT     empty (default): the purger's PURGE/PURGEKEYS/BAN and refreshes come to the
+#                  readers' port, told apart by acl purgers and the token. A port: varnishd also
+#                  listens on it (-a purge=:PORT,HTTP, after ARGS), the entry takes them there only
+#                  and refuses readers there (render-entry.sh --purge-listener,
+#                  vcl/microcache/purge-listener.vcl), so a network policy can admit only the purger
+#                  to it (deploy/helm's varnish.purgePort, 8088); point the purger's VARNISH_DNS at it
 #   VARNISH_SIZE   the cache's size in memory (-s malloc,SIZE; default 256m)
 set -euo pipefail
 # varnishd's -n and where the rendered entry goes: tmpfs, the image is read-only.
@@ -40,6 +47,7 @@ SITE_SCHEME=${SITE_SCHEME:-http}
 ORIGIN_PROBE_PATH=${ORIGIN_PROBE_PATH:-/}
 PURGER_HOST=${PURGER_HOST:-purger-internal}
 PURGE_TOKEN_FILE=${PURGE_TOKEN_FILE:-/run/secrets/varnish_purge_token}
+PURGE_PORT=${PURGE_PORT:-}
 
 die() { printf 'varnish: %s\n' "$*" >&2; exit 1; }
 log() { printf 'varnish: %s\n' "$*" >&2; }
@@ -94,8 +102,17 @@ purge_network() {
   /opt/varnish-edge/subnet-of.sh "$addr"
 }
 
+# purge_listener: with PURGE_PORT, the renderer's flag (its varnishd -a is added where it starts).
+purge_listener() {
+  [[ -n $PURGE_PORT ]] || return 0
+  if [[ ! $PURGE_PORT =~ ^[0-9]{1,5}$ ]] || ((10#$PURGE_PORT < 1 || 10#$PURGE_PORT > 65535)); then
+    die "PURGE_PORT=$PURGE_PORT is not a port (1-65535; empty: invalidations on the readers' port)"
+  fi
+  echo --purge-listener
+}
+
 render() {
-  local parts host port net probe_https=()
+  local parts host port net probe_https=() listener
   parts=$(origin_parts)
   read -r host port <<<"$parts"
   [[ $SITE_HOST =~ ^[A-Za-z0-9.-]+(:[0-9]{1,5})?$ ]] ||
@@ -116,6 +133,7 @@ render() {
   fi
   net=$(purge_network)
   [[ -n $net ]] || die "no route of this container reaches the purger ($PURGER_HOST): acl purgers would admit no one"
+  listener=$(purge_listener)
   local includes=() https_port
   mkdir -p "${entry%/*}"
   if [[ $SITE_SCHEME == https ]]; then
@@ -128,19 +146,20 @@ render() {
   fi
   /opt/varnish-edge/vcl/render-entry.sh --backend "$host:$port" --token-file "$PURGE_TOKEN_FILE" \
     --purgers "127.0.0.1 ::1 $net" --probe-host "$SITE_HOST" --probe-path "$ORIGIN_PROBE_PATH" \
-    "${probe_https[@]}" "${includes[@]}" >"$entry.new"
+    "${probe_https[@]}" ${listener:+"$listener"} "${includes[@]}" >"$entry.new"
   mv "$entry.new" "$entry"
-  log "origin $host:$port (ORIGIN_URL), probe GET $ORIGIN_PROBE_PATH on $SITE_SCHEME://$SITE_HOST, acl purgers 127.0.0.1 ::1 $net"
+  log "origin $host:$port (ORIGIN_URL), probe GET $ORIGIN_PROBE_PATH on $SITE_SCHEME://$SITE_HOST, acl purgers 127.0.0.1 ::1 $net${PURGE_PORT:+, invalidations on :$PURGE_PORT only (PURGE_PORT)}"
 }
 
 case ${1:-varnishd} in
 varnishd)
   shift || true
   render
-  jail=()
+  jail=() purge=()
   ((EUID == 0)) || jail=(-j none)
+  [[ -z $PURGE_PORT ]] || purge=(-a "purge=:$((10#$PURGE_PORT)),HTTP")
   exec /opt/varnish-edge/stack/launch/varnishd.sh -F "${jail[@]}" -n "$state" -f "$entry" \
-    -s "malloc,${VARNISH_SIZE:-256m}" "$@"
+    -s "malloc,${VARNISH_SIZE:-256m}" "$@" "${purge[@]}"
   ;;
 reload)
   render
