@@ -90,15 +90,15 @@ def relink(node):
 
 def standalone(kind_schema, definitions):
     schema = {k: v for k, v in kind_schema.items() if k != "$id"}
-    needed, todo = set(), list(refs(schema))
-    while todo:
-        name = todo.pop()
+    needed, pending = set(), list(refs(schema))
+    while pending:
+        name = pending.pop()
         if name in needed:
             continue
         if name not in definitions:
             sys.exit(f"update.py: {name} is not in _definitions.json")
         needed.add(name)
-        todo.extend(refs(definitions[name]))
+        pending.extend(refs(definitions[name]))
     schema = relink(strip(schema))
     schema["$defs"] = {name: relink(strip(definitions[name])) for name in sorted(needed)}
     return schema
