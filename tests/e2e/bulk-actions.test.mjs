@@ -173,7 +173,9 @@ async function submit(path, form, { method, token }) {
 }
 function expectRedirect(r, what, re) {
   const loc = r.res.headers.location || '';
-  if (r.res.status !== 302 || !re.test(loc)) throw new Error(`${what}: WordPress answered ${r.res.status} ${loc || r.res.body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').slice(0, 200)}`);
+  // wp_die()'s page opens with its stylesheet: the message is in the body.
+  const text = () => r.res.body.replace(/<head[\s\S]*?<\/head>|<style[\s\S]*?<\/style>/gi, ' ').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 300);
+  if (r.res.status !== 302 || !re.test(loc)) throw new Error(`${what}: WordPress answered ${r.res.status} ${loc || text()}`);
 }
 const token = (name) => `${RUN}-${name}`.toLowerCase().replace(/[^a-z0-9-]/g, '-');
 

@@ -50,17 +50,33 @@ export async function watchedPage(browser, problems, { ignore = [], site = null,
 /**
  * Logs in through wp-login.php. Done once wp-admin's answer arrives: the dashboard's own
  * sub-resources are not waited for (every caller goes on to the page it tests). A refused login
- * throws with WordPress's message.
+ * throws with WordPress's message; a login POST the machine dropped (ERR_NETWORK_CHANGED: Docker
+ * adding a network on the host mid-request) is sent again, up to three times, and any other failed
+ * POST throws at once with Chromium's reason instead of waiting out the page's timeout.
  */
 export async function login(page, base, user, pass) {
-  await page.goto(`${base}/wp-login.php`);
-  await page.fill('#user_login', user);
-  await page.fill('#user_pass', pass);
-  const landed = page.waitForURL(/\/wp-admin\//, { waitUntil: 'commit' }).then(() => true, () => false);
-  await page.click('#wp-submit', { noWaitAfter: true });
-  if (await landed) return;
-  const why = await page.locator('#login_error').textContent({ timeout: 1000 }).catch(() => null);
-  throw new Error(`login as ${user} did not reach wp-admin (still on ${page.url()})${why ? `: ${why.trim()}` : ''}`);
+  const dropped = [];
+  for (let attempt = 1; ; attempt++) {
+    await page.goto(`${base}/wp-login.php`);
+    await page.fill('#user_login', user);
+    await page.fill('#user_pass', pass);
+    // A failed navigation ends the wait at once, with Chromium's error code in its message.
+    const outcome = page.waitForURL(/\/wp-admin\//, { waitUntil: 'commit' })
+      .then(() => ({ landed: true }), (e) => ({ failed: /net::ERR_[A-Z_]+/.exec(e.message)?.[0] ?? null }));
+    await page.click('#wp-submit', { noWaitAfter: true });
+    const { landed, failed } = await outcome;
+    if (landed) return;
+    if (failed === 'net::ERR_NETWORK_CHANGED' && attempt < 3) {
+      dropped.push(failed);
+      // Chromium shows its error page next; going back to the form before it does is interrupted.
+      await page.waitForURL((url) => url.protocol === 'chrome-error:', { timeout: 5000 }).catch(() => {});
+      continue;
+    }
+    const why = failed ? `the login POST failed: ${failed}`
+      : await page.locator('#login_error').textContent({ timeout: 1000 }).then((t) => t.trim(), () => null);
+    const retried = dropped.length ? ` (after ${dropped.length} dropped: ${dropped.join(', ')})` : '';
+    throw new Error(`login as ${user} did not reach wp-admin (still on ${page.url()})${why ? `: ${why}` : ''}${retried}`);
+  }
 }
 
 /** Runs `steps(result)` and prints one JSON line; exit status 1 on an error or any problem. */
