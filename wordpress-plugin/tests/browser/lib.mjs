@@ -25,6 +25,18 @@ export async function launch() {
 export async function watchedPage(browser, problems, { ignore = [], site = null, offsite = [] } = {}) {
   const page = await browser.newPage();
   page.setDefaultTimeout(90000);
+  // A navigation the machine dropped (ERR_NETWORK_CHANGED, below) is made again, up to three
+  // times: page.goto only GETs, so the page is the same.
+  const goto = page.goto.bind(page);
+  page.goto = async (url, options) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await goto(url, options);
+      } catch (e) {
+        if (attempt >= 3 || !String(e?.message).includes('net::ERR_NETWORK_CHANGED')) throw e;
+      }
+    }
+  };
   if (site) {
     const origin = new URL(site).origin;
     await page.route((url) => url.origin !== origin, (route) => {
