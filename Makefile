@@ -14,7 +14,8 @@ help:
 	@echo "make audit        compare every page through Varnish with the origin: stale pages?"
 	@echo "make chaos|soak   full-length fault scenarios | ten-minute soak (docs/reliability.md; figures in .results/reliability/)"
 	@echo "make bench        origin vs NGINX microcache vs Varnish: k6, wrk and ab -k (docs/benchmarks.md; figures in .results/bench/)"
-	@echo "make bench-profile  perf profile of both microcaches on one hot URL (needs linux-perf)"
+	@echo "make bench-hit-path MODE=compare|explain|ablate|profile  where a cache hit spends its time"
+	@echo "make bench-profile  perf profile of NGINX, the minimal Varnish and the VCL on one hot post (needs linux-perf)"
 	@echo "make bench-freshness  time-to-fresh after post edits and site-wide changes, by stage, readers' p99, refresh on/off (.results/bench/freshness.json;"
 	@echo "                      BENCH_CPU_HOGS=2: the same with two busy processes competing, freshness-loaded.json)"
 	@echo "make bench-cache-size  edit → fresh and Varnish CPU per edit with 1k, 10k and 100k pages cached, and a bulk action (.results/bench/cache-size.json)"
@@ -73,10 +74,14 @@ audit:
 bench: deps
 	@bench/run.sh
 
-# make bench-profile: perf profile of NGINX's and the VCL's microcache on one hot URL (needs linux-perf).
-.PHONY: bench-profile
+# make bench-hit-path [MODE=compare|explain|ablate|profile]: where a cache hit spends its time, on a
+# fresh native stack (bench/hit-path.sh; figures in .results/bench/hit-path/; docs/benchmarks.md
+# "The hit path"). make bench-profile is MODE=profile (perf record of each cache; needs linux-perf).
+.PHONY: bench-hit-path bench-profile
+bench-hit-path: deps
+	@bench/hit-path.sh $(or $(MODE),compare)
 bench-profile: deps
-	@bench/profile-hot-url.sh
+	@bench/hit-path.sh profile
 
 # make bench-freshness: time-to-fresh after post edits and site-wide changes under read load, the
 # readers' p99 and waits on the origin, with the purger's refresh on and off, against a baseline of

@@ -6,13 +6,7 @@
 #
 # This Varnish gets no purges, so its entry trusts no address (PURGERS empty): the load
 # generators on loopback are served as visitors are, not as the stack's trusted operator
-# (whose requests cost more: cache state, relay checks). The cache state is shown to everyone
-# instead, so k6 can count hits (X-Cache) and make bench can ask /varnish-health.
-import var;
-
-sub vcl_recv {
-    var.set("mc_debug_headers", "all");
-}
+# (whose requests cost more: cache state, relay checks).
 
 sub vcl_backend_response {
     unset beresp.http.Surrogate-Control;

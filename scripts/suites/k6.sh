@@ -39,17 +39,34 @@ common=("TARGET=$EDGE" "SITE_HOST=$SITE_HOST")
 # 2–5: each scenario briefly, through the stack's Varnish.
 k6_run hot-url hot-url "${common[@]}" DURATION=3s VUS=10 MAX_P99_MS=2000 MIN_HIT_RATE=0.9
 report "hot-url" $?
-# The benchmark's wrk run on hot-url (bench/wrk-hot-url.sh), briefly: its JSON line must show
-# requests served and no errors.
-bench/wrk-hot-url.sh "$EDGE/" "$SITE_HOST" 2 plain >"$RUNS_DIR/wrk.json"
-python3 - "$RUNS_DIR/wrk.json" <<'PY'
+# make bench's hit-path driver (bench/hit_path.py), briefly: the stack's Varnish and the
+# minimal one, a hot post and Zipf over a few posts, plain and gzip, one round: all 8 runs
+# succeed, each serves requests, and the ratios come out.
+bench/post-urls.py "http://127.0.0.1:$WEB_PORT" "$SITE_HOST" "$RUNS_DIR" && head -n 10 "$RUNS_DIR/urls.txt" >"$RUNS_DIR/zipf-urls.txt"
+python3 bench/hit_path.py "$RUNS_DIR/hit-path.json" --host "$SITE_HOST" --rounds 1 --seconds 2 \
+  --target edge "$EDGE" "$RUN_DIR/varnish.pid" --target minimal "http://127.0.0.1:$MICROCACHE_MINIMAL_PORT" "$RUN_DIR/varnish-minimal.pid" \
+  --workload "hot=$(sed -n 2p "$RUNS_DIR/urls.txt")" --workload "zipf=@$RUNS_DIR/zipf-urls.txt" --reference minimal >"$RUNS_DIR/hit-path.txt"
+hit_rc=$?
+python3 - "$RUNS_DIR/hit-path.json" "$hit_rc" <<'PY'
 import json, sys
-w = json.load(open(sys.argv[1]))
-print(f"wrk hot-url: {w['requests']} requests, p99 {w['p99_us'] / 1000:.1f} ms, "
-      f"{w['socket_errors']} socket errors, {w['non_2xx_3xx']} non-2xx/3xx")
-sys.exit(0 if w["requests"] > 0 and w["socket_errors"] == 0 and w["non_2xx_3xx"] == 0 else 1)
+h, rc = json.load(open(sys.argv[1])), int(sys.argv[2])
+ok = [r for r in h["runs"] if not r.get("failed") and r.get("requests", 0) > 0 and (r.get("cpu_us_per_request") or 0) > 0]
+ratios = [c["ratios"].get("edge/minimal") for c in h["cells"].values()]
+print(f"hit_path.py: exit {rc}, {len(ok)} of {len(h['runs'])} runs served requests without a failure, "
+      f"edge/minimal medians {[r and r['median'] for r in ratios]}, failures {h['failures']}")
+sys.exit(0 if rc == 0 and len(ok) == len(h["runs"]) == 8 and all(ratios) else 1)
 PY
-report "wrk hot-url run (make bench's reference method)" $?
+report "make bench's hit-path runs (bench/hit_path.py)" $?
+# A cache that answers nothing must be reported as failed, not averaged in: exit 1, the run named.
+read -r dead_port < <(free_ports 1)
+python3 bench/hit_path.py "$RUNS_DIR/hit-path-dead.json" --host "$SITE_HOST" --rounds 1 --seconds 1 --encodings plain \
+  --target edge "$EDGE" "$RUN_DIR/varnish.pid" --target dead "http://127.0.0.1:$dead_port" "$RUN_DIR/varnish.pid" \
+  --workload "hot=$(sed -n 2p "$RUNS_DIR/urls.txt")" --reference edge >"$RUNS_DIR/hit-path-dead.txt"
+dead_rc=$?
+grep -q "^  dead hot plain: probe of " "$RUNS_DIR/hit-path-dead.txt"
+named=$?
+echo "hit_path.py with a dead target: exit $dead_rc (want 1), failure named: $((named == 0))"
+report "a hit-path run against a dead cache is reported failed" $(( dead_rc == 1 && named == 0 ? 0 : 1 ))
 # The benchmark's ab -k run (bench/ab-hot-url.sh: HTTP/1.0 keep-alive, as NGINX's article ran it),
 # briefly, against the pure 1 s microcache, so across refreshes: no failed request (before
 # vcl/microcache/http10.vcl, ab gave up after 10 within seconds).
