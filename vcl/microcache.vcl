@@ -65,13 +65,11 @@ sub vcl_recv {
     call mc_normalize_recv_cookies;
     call mc_device_recv;
     call mc_grace_recv;
-    call mc_refresh_recv_seen;
     return (hash);
 }
 
 sub vcl_hash {
     call mc_plain_copy_hash;
-    call mc_refresh_hash_seen;
 }
 
 sub vcl_hit {
@@ -86,6 +84,10 @@ sub vcl_miss {
     call mc_refresh_miss;
     call mc_debug_miss;
     call mc_http10_miss;
+}
+
+sub vcl_pass {
+    call mc_refresh_pass;
 }
 
 sub vcl_backend_fetch {

@@ -21,7 +21,8 @@ sub mc_bypass_recv_personal {
         set req.http.x-mc-bypass = "admin";
     } elsif (req.url ~ "[?&](preview=true|preview_id=|preview_nonce=)") {
         set req.http.x-mc-bypass = "preview";
-    } elsif (!req.http.x-mc-static && req.http.Cookie ~ "(^|;\s*)(wordpress_logged_in_|wordpress_sec_|wordpress_[0-9a-f]{32}=|wp-postpass_|comment_author_|wordpress_no_cache|woocommerce_items_in_cart|wp_woocommerce_session_)") {
+    } elsif (!req.http.x-mc-static && req.http.Cookie &&
+             req.http.Cookie ~ "(^|;\s*)(wordpress_logged_in_|wordpress_sec_|wordpress_[0-9a-f]{32}=|wp-postpass_|comment_author_|wordpress_no_cache|woocommerce_items_in_cart|wp_woocommerce_session_)") {
         set req.http.x-mc-bypass = "cookie";
     }
     if (req.http.x-mc-bypass) {

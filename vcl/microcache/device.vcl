@@ -42,9 +42,11 @@ sub mc_device_backend_response {
 
 # Downstream caches and browsers must still know the page depends on the
 # User-Agent. Runs after mc_plain_copy_deliver: the common Vary is then exactly
-# "Accept-Encoding", a string compare.
+# "Accept-Encoding", a string compare; an object without Vary (images, fonts)
+# takes no regex either.
 sub mc_device_deliver {
-    if (resp.http.Vary != "Accept-Encoding" && resp.http.Vary ~ "X-MC-Device") {
+    if (resp.http.Vary != "Accept-Encoding" && resp.http.Vary &&
+        resp.http.Vary ~ "X-MC-Device") {
         set resp.http.Vary = regsub(resp.http.Vary, "X-MC-Device", "User-Agent");
     }
 }

@@ -47,10 +47,11 @@ sub mc_plain_copy_backend_response {
 }
 
 # Clients see the Vary the origin sent (plus Accept-Encoding), not our flag.
+# Objects without Vary (images, fonts: not text) take no regex.
 sub mc_plain_copy_deliver {
     if (resp.http.Vary == "Accept-Encoding, X-MC-Plain, X-Forwarded-Proto") {
         set resp.http.Vary = "Accept-Encoding";   # the common case, without a regex
-    } elsif (resp.http.Vary ~ "X-MC-Plain") {
+    } elsif (resp.http.Vary && resp.http.Vary ~ "X-MC-Plain") {
         set resp.http.Vary = regsub(resp.http.Vary, ",?\s*X-MC-Plain(, X-Forwarded-Proto)?", "");
     }
 }

@@ -8,7 +8,8 @@
 #
 # X-Refresh-Copy: plain asks for the plain copy (plain-copy.vcl) instead of
 # the gzipped one, and is fetched only when a reader without gzip (curl,
-# scripts, some bots) looked the page up in the last minute.
+# scripts, some bots) looked the page up in the last minute; the gzipped copy
+# is fetched when a reader of either copy did.
 #
 # Answers (X-Refresh): 204 skipped (no reader in the last 60 s, or the origin
 # keeps the URL out of the cache), 204 cached (a copy is there: a reader
@@ -27,7 +28,7 @@ import vsthrottle;
 # request an anonymous desktop reader with gzip makes, so it gets that
 # reader's cache key and copy: no cookie, credentials, device, condition or
 # range, and nothing of the purger's reaches the origin. A page no reader
-# looked up is not fetched (mc_refresh_recv_seen). x-mc-refresh is grace.vcl's
+# looked up is not fetched (mc_refresh_count_reader). x-mc-refresh is grace.vcl's
 # foreground refresh: a stale copy does not answer it (req.grace 0 s, so it
 # fetches after a soft purge) and an origin error does not replace that copy
 # (errors.vcl abandons the fetch).
@@ -48,12 +49,11 @@ sub mc_refresh_recv_request {
     }
     if (req.http.X-Refresh-Copy == "plain") {
         unset req.http.Accept-Encoding;
-        var.set("mc_refresh_seen", "mc-seen-plain ");
+        var.set("mc_refresh_copy", "plain");
     } elsif (req.http.X-Refresh-Copy && req.http.X-Refresh-Copy != "gzip") {
         return (synth(400, "X-Refresh-Copy must be gzip or plain"));
     } else {
         set req.http.Accept-Encoding = "gzip";
-        var.set("mc_refresh_seen", "mc-seen ");
     }
     unset req.http.X-Refresh;
     unset req.http.X-Refresh-Copy;
@@ -64,7 +64,16 @@ sub mc_refresh_recv_request {
     unset req.http.If-Modified-Since;
     unset req.http.If-None-Match;
     unset req.http.Range;
-    if (vsthrottle.remaining(var.get("mc_refresh_seen") + req.http.host + req.url, 1, 60s) != 0) {
+    # A reader took its copy's token (mc_refresh_count_reader): the plain copy
+    # is for its own readers, the gzipped one for a reader of either copy
+    # (its token first: most pages have gzip readers, one call).
+    if (var.get("mc_refresh_copy") == "plain") {
+        if (vsthrottle.remaining("mc-seen-plain " + req.http.host + req.url, 1, 60s) != 0) {
+            var.set("mc_refresh", "skipped");
+            return (synth(204, "No Content"));
+        }
+    } elsif (vsthrottle.remaining("mc-seen " + req.http.host + req.url, 1, 60s) != 0 &&
+             vsthrottle.remaining("mc-seen-plain " + req.http.host + req.url, 1, 60s) != 0) {
         var.set("mc_refresh", "skipped");
         return (synth(204, "No Content"));
     }
@@ -72,43 +81,59 @@ sub mc_refresh_recv_request {
     set req.http.x-mc-refresh = "1";
 }
 
-# Readers: every request that reaches here is looked up (passes and
-# invalidations returned earlier) and takes the page's one token for 60 s;
-# remaining() == 0 then means a reader took it in the last 60 s. One hash and
-# one lock per request; the vmod drops the buckets of pages nobody read for
-# 60 s. A restart is the same request, counted once.
-sub mc_refresh_recv_seen {
-    if (req.restarts == 0 && !var.get("mc_refresh")) {
-        var.set("mc_seen", "1");
-        if (vsthrottle.is_denied("mc-seen " + req.http.host + req.url, 1, 60s)) {
-        }
-    }
-}
-
-# After mc_plain_copy_hash, where Accept-Encoding is what Varnish made of it:
-# a reader of the plain copy also takes that copy's token, so a refresh with
-# X-Refresh-Copy: plain fetches it only for pages such readers read.
-sub mc_refresh_hash_seen {
-    if (var.get("mc_seen") && req.http.x-mc-plain) {
+# Readers: every request that is looked up (passes and invalidations were
+# answered in vcl_recv, PURGE in mc_invalidate_miss; refreshes carry var
+# mc_refresh) takes, once, the token of the copy it reads, for 60 s:
+# "mc-seen <host><url>" for the gzipped copy, "mc-seen-plain <host><url>" for
+# the plain one (x-mc-plain, set in vcl_hash). remaining() == 0 then means a
+# reader of that copy took it in the last 60 s (mc_refresh_recv_request). One
+# SHA-256 and one lock per call; the vmod drops the buckets of copies nobody
+# read for 60 s. Asking while the token is taken changes nothing (the bucket
+# keeps the time it was taken), which lets mc_refresh_hit skip most hits.
+# Only the first lookup counts (req.restarts == 0): a restart is the same
+# request, and here every restart follows a lookup made at req.restarts 0.
+sub mc_refresh_count_reader {
+    if (req.http.x-mc-plain) {
         if (vsthrottle.is_denied("mc-seen-plain " + req.http.host + req.url, 1, 60s)) {
         }
+    } elsif (vsthrottle.is_denied("mc-seen " + req.http.host + req.url, 1, 60s)) {
     }
 }
 
+# A refresh that finds a fresh copy has nothing to fetch. A reader's hit
+# counts, except on an object that was hit before and is less than 2 s old:
+# obj.hits counts this hit too (1 on the first hit, 7.1 to 9.0), and the first
+# hit of every object counts, so a call was made on this copy's token less
+# than 2 s ago and the token, taken for 60 s, is nearly always still taken:
+# this call would change nothing (the exceptions: README, "Known limits").
+# That keeps the hashing and locking off most hits on a hot page, whose copy
+# is fetched again about every second in microcache mode.
 sub mc_refresh_hit {
     if (var.get("mc_refresh")) {
         var.set("mc_refresh", "cached");
         return (synth(204, "No Content"));
     }
+    if (req.restarts == 0 && (obj.hits <= 1 || obj.age >= 2s)) {
+        call mc_refresh_count_reader;
+    }
 }
 
+# A reader's miss (hit-for-miss included) counts before its fetch begins, so a
+# refresh that comes while it fetches queues behind that fetch (cached) instead
+# of being skipped. PURGE was answered by mc_invalidate_miss, called before.
 # Hit-for-miss has two causes. The origin keeps the URL out of the cache: a
 # fetch would fill nothing, so skip. Or a reader's fetch began before this
 # host's last invalidation and was not kept (invalidate.vcl, 0.1 s): then the
 # page is exactly what the refresh is for. Refreshes follow their
 # invalidation at once, so a hit-for-miss within 1 s of one is the second.
 sub mc_refresh_miss {
-    if (!var.get("mc_refresh") || !req.is_hitmiss) {
+    if (!var.get("mc_refresh")) {
+        if (req.restarts == 0) {
+            call mc_refresh_count_reader;
+        }
+        return;
+    }
+    if (!req.is_hitmiss) {
         return;
     }
     var.set("mc_refresh_now", "" + std.integer(real = (std.real(time = now) - 1700000000) * 1000000));
@@ -118,6 +143,15 @@ sub mc_refresh_miss {
     }
     var.set("mc_refresh", "skipped");
     return (synth(204, "No Content"));
+}
+
+# A hit-for-pass (an entry VCL's return (pass(...)) in vcl_backend_response;
+# this VCL makes hit-for-miss only) was looked up too; passes from vcl_recv
+# were not, and do not count.
+sub mc_refresh_pass {
+    if (req.is_hitpass && req.restarts == 0 && !var.get("mc_refresh")) {
+        call mc_refresh_count_reader;
+    }
 }
 
 sub mc_refresh_deliver {
