@@ -10,8 +10,9 @@
 #            side-by-side (0.85x), one hot post, one difference per run: the NGINX config
 #            (make bench's old buffered log and cleared Accept-Encoding, Debian's sendfile,
 #            tcp_nopush and gzip), the VCL's cache state shown to everyone (make bench's old vcl),
-#            wrk pinned to one CPU and the caches to the other, Connection: close, and no Host
-#            header (a stock WordPress redirects other hosts)
+#            wrk pinned to one CPU and the caches to the other, Connection: close, NGINX with
+#            proxy_cache_background_update on the Zipf run, and no Host header (a stock
+#            WordPress redirects other hosts)
 #   ablate   the quiet VCL against copies with one feature's calls removed at a time
 #            (HIT_ABLATE, default below): what each costs a hit; never a configuration to run
 #   profile  perf record (-g, 999 Hz) of each cache's processes during a hot plain wrk run:
@@ -24,7 +25,7 @@ cd "$(dirname "$0")/.." || exit 1
 source k6/lib.sh
 mode=${1:-compare} OUT=${2:-$PWD/.results/bench/hit-path}
 ROUNDS=${HIT_ROUNDS:-5} SECS=${HIT_SECONDS:-10}
-ABLATE=${HIT_ABLATE:-"debug http10 device refresh grace guard normalize trust forwarded plain_copy ttl invalidate cors static bypass"}
+ABLATE=${HIT_ABLATE:-"debug http10 device refresh grace guard normalize trust forwarded plain_copy ttl invalidate static bypass origin_headers"}
 case $mode in compare | explain | ablate | profile) ;; *) echo "usage: $0 compare|explain|ablate|profile [DIR]" >&2; exit 2 ;; esac
 [[ $mode != profile ]] || command -v perf >/dev/null || { echo "hit-path: perf is missing (apt-get install linux-perf)" >&2; exit 1; }
 mkdir -p "$OUT"
@@ -83,6 +84,11 @@ explain)
   done
   run explain-close "$nginx" "$minimal" "$quiet" -- --workload "hot=$hot" --encodings plain --header "Connection: close" \
     --reference nginx --reference minimal || rc=1
+  # Zipf: the article's NGINX lets the request that finds an entry expired wait for the origin;
+  # with proxy_cache_background_update it gets the stale copy as Varnish's grace gives it.
+  background=$(cache nginx nginx-background-update background-update) || exit 1
+  run explain-zipf "$nginx" "$background" "$minimal" "$quiet" -- --workload "zipf=@$OUT/urls.txt" --encodings plain \
+    --reference nginx-background-update --reference minimal || rc=1
   # Without a Host header every run must be reported failed: WordPress redirects to its own host.
   run explain-no-host "$nginx" "$quiet" -- --workload "hot=$hot" --encodings plain --no-host --rounds 1 &&
     { echo "hit-path: the runs without a Host header were not reported failed"; rc=1; }
@@ -113,7 +119,28 @@ profile)
       [[ $name == vcl ]] && { echo "the compiled VCL's subroutines (vgc.so, no inlining; VGC_function_mc_* is vcl/microcache/*.vcl's mc_*):"
         perf report -i "$OUT/profile-$name.perf.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null | grep '%' | grep vgc | head -30; }
     } | tee "$OUT/profile-$name.txt"
+    perf report -i "$OUT/profile-$name.perf.data" --no-children --sort dso --stdio -g none 2>/dev/null >"$OUT/profile-$name.dso.txt"
+    perf report -i "$OUT/profile-$name.perf.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null >"$OUT/profile-$name.symbols.txt"
   done
+  # profile.json: per cache its run, the share of samples by binary, the top 25 symbols and the
+  # compiled VCL's subroutines (make publish-results publishes it; docs/benchmarks.md's block).
+  python3 - "$OUT" nginx minimal vcl <<'PY' || rc=1
+import json, re, sys
+out, *names = sys.argv[1:]
+cols = lambda f: [re.split(r"\s{2,}", l.strip()) for l in open(f) if re.match(r"\s*[0-9.]+%", l)]
+res = {"perf": "perf record -F 999 -g, the cache's processes, during the hot plain run", "caches": {}}
+for n in names:
+    run = json.load(open(f"{out}/profile-{n}.json"))
+    r = run["runs"][0]
+    dso = [[float(c[0].rstrip("%")), c[1]] for c in cols(f"{out}/profile-{n}.dso.txt")]
+    sym = [[float(c[0].rstrip("%")), c[1], c[2][4:]] for c in cols(f"{out}/profile-{n}.symbols.txt") if len(c) > 2]
+    res["caches"][n] = {"rps": r.get("rps"), "cpu_us_per_request": r.get("cpu_us_per_request"), "failed": r.get("failed"),
+                        "dso": dso[:10], "symbols": sym[:25],
+                        "vcl_subs": [[p, re.sub("_5f_", "_", s.replace("VGC_function_", ""))] for p, d, s in sym if d == "vgc.so" and s.startswith("VGC_function_")]}
+    res.setdefault("started", run["started"]); res.setdefault("machine", run["machine"])
+json.dump(res, open(f"{out}/profile.json", "w"), indent=1)
+print(f"hit-path: {out}/profile.json")
+PY
   ;;
 esac
 exit $rc

@@ -30,7 +30,7 @@ log gained. Per workload and encoding: each target's median, min and max request
 rounds, and each target's ratio to each reference target, computed round by round (the runs
 next to each other), as median, min and max. --wrk-cpus pins wrk to those CPUs (taskset).
 """
-import argparse, concurrent.futures, http.client, json, os, platform, resource, statistics, subprocess, sys, time
+import argparse, collections, concurrent.futures, http.client, json, os, platform, resource, statistics, subprocess, sys, time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -179,15 +179,16 @@ def wrk(a, url, workload, hdrs):
 
 
 def warm(url, paths, hdrs):
-    """Every path twice, on 8 connections at a time; returns how many answers were not a 200."""
+    """Every path twice, on 8 connections at a time; returns the answers that were not a 200, as
+    "503 ×3, no answer ×1" ("" when all were)."""
     def one(path):
         try:
-            return get(url, path, hdrs)[0]
-        except OSError:
-            return 0
+            return str(get(url, path, hdrs)[0])
+        except OSError as e:
+            return f"no answer ({type(e).__name__})"
     with concurrent.futures.ThreadPoolExecutor(8) as ex:
-        bad = sum(1 for _ in range(2) for s in ex.map(one, paths) if s != 200)
-    return bad
+        bad = collections.Counter(s for _ in range(2) for s in ex.map(one, paths) if s != "200")
+    return ", ".join(f"{k} ×{n}" for k, n in bad.most_common())
 
 
 def machine():
@@ -245,7 +246,7 @@ def main():
                         # zipf run starts right after two passes over every path
                         bad = warm(t["url"], w["paths"], headers(a, enc))
                         if bad:
-                            run["failed"] = f"{bad} warm-up answers were not a 200"
+                            run["failed"] = f"warm-up answers that were not a 200: {bad}"
                             runs.append(run)
                             failures.append(f"{key} round {rnd}: {run['failed']}")
                             continue

@@ -4,9 +4,11 @@
 # with its cache and logs under the stack's STACK_DIR (stack/lib.sh), its pid in
 # $RUN_DIR/NAME.pid. Default NAME nginx-microcache on $MICROCACHE_NGINX_PORT (make bench's).
 # SETTINGs change one thing from the article's block on NGINX's defaults, for bench/hit-path.sh
-# explain: sendfile (sendfile on), tcp_nopush (with sendfile, as Debian's nginx.conf has both),
+# explain: sendfile (sendfile on), tcp_nopush (tcp_nopush on: with sendfile, as Debian's nginx.conf has both),
 # gzip (gzip on, Debian's nginx.conf), log=buffered (access_log buffer=64k flush=1s, make bench's
-# NGINX before 2026-11-28), accept-encoding=cleared (Accept-Encoding "" to the origin, ditto).
+# NGINX before 2026-11-28), accept-encoding=cleared (Accept-Encoding "" to the origin, ditto),
+# background-update (proxy_cache_background_update on: the request that finds an entry expired
+# gets the stale copy too, instead of waiting for the origin; not in the article).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../stack/lib.sh"
@@ -20,11 +22,12 @@ start)
   for s in "${@:4}"; do
     case $s in
       sendfile) settings+="  sendfile on;"$'\n' ;;
-      tcp_nopush) settings+="  sendfile on;"$'\n'"  tcp_nopush on;"$'\n' ;;
+      tcp_nopush) settings+="  tcp_nopush on;"$'\n' ;;
       gzip) settings+="  gzip on;"$'\n' ;;
       log=buffered) log_buffer=" buffer=64k flush=1s" ;;
       accept-encoding=cleared) location+="      proxy_set_header Accept-Encoding \"\";"$'\n' ;;
-      *) die "unknown setting '$s' (sendfile, tcp_nopush, gzip, log=buffered, accept-encoding=cleared)" ;;
+      background-update) location+="      proxy_cache_background_update on;"$'\n' ;;
+      *) die "unknown setting '$s' (sendfile, tcp_nopush, gzip, log=buffered, accept-encoding=cleared, background-update)" ;;
     esac
   done
   require_free_port "$port" "port of $name"

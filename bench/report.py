@@ -504,7 +504,7 @@ def markdown(res):
           f"Varnish saw the origin sick in {fmt(100 * (o['origin_seen_sick_share'] or 0))} % of health polls.", ""]
     L += ["**Targets**", "", "| goal | measured | |", "|---|---:|---|"]
     for t in res["targets"]:
-        shown = fmt(t['measured'], 2) if isinstance(t['measured'], float) else fmt(t['measured'])
+        shown = (fmt(t['measured'], 3 if t['measured'] < 10 else 2) if isinstance(t['measured'], float) else fmt(t['measured']))
         if t.get("spread") and None not in t["spread"]:
             shown += f" [{t['spread'][0]:.2f}–{t['spread'][1]:.2f}]"
         L.append(f"| {t['goal']} | {shown} | {'met' if t['met'] else '**missed**'} |")

@@ -506,6 +506,91 @@ def purger_wait_table():
         out.append(f"| {label} | {events} | {render(a.get('p50_ms'))} / {render(a.get('p99_ms'))} ms | {render(b.get('p50_ms'))} / {render(b.get('p99_ms'))} ms |")
     return "\n".join(out)
 
+def hit_when(d):
+    """'2026-11-28 13:54 UTC, 2 × AMD EPYC, load 0.31' of a bench/hit_path.py or profile file."""
+    m = d.get("machine") or {}
+    cpu = re.sub(r"\s+\d+-Core Processor|\(R\)|\(TM\)|CPU @.*", "", m.get("cpu_model") or "").strip()
+    return f"{(d.get('started') or '')[:16].replace('T', ' ')} UTC, {m.get('cpus')} × {cpu}, load {(m.get('load_start') or ['?'])[0]}"
+
+
+def spread(d, digits=0, unit=""):
+    return "–" if not d else f"{n(d['median'], digits)}{unit} [{n(d['min'], digits)}–{n(d['max'], digits)}]"
+
+
+HIT_EXPLAIN = [
+    ("explain-config", "The configurations, one hot post: make bench's NGINX before (buffered log, `Accept-Encoding` cleared) "
+     "and Debian's `nginx.conf` (sendfile, tcp_nopush, gzip) against the article's block on NGINX's defaults; make bench's "
+     "VCL before (cache state shown to everyone) against the VCL as users run it"),
+    ("explain-pinned", "Pinned as an outside run may be: the caches on CPU 0, wrk on CPU 1, plain"),
+    ("explain-close", "`Connection: close` (a new connection per request), plain"),
+    ("explain-zipf", "Zipf over every post, plain: the article's NGINX, and NGINX with `proxy_cache_background_update on`"),
+]
+HIT_NAMES = {"nginx": "NGINX, the article's block on NGINX's defaults", "nginx-bench-old": "NGINX as make bench had it before",
+             "nginx-debian": "NGINX with Debian's sendfile, tcp_nopush, gzip", "minimal": "minimal Varnish",
+             "vcl": "this VCL as users run it (quiet)", "vcl-debug-for-all": "this VCL with the cache state for everyone (make bench's before)",
+             "nginx-background-update": "NGINX + proxy_cache_background_update"}
+
+
+def hit_path_text():
+    rel = "bench/hit-path"
+    out = []
+    for name, title in HIT_EXPLAIN:
+        d = load(f"{rel}/{name}.json")
+        if d is None:
+            out += [f"*{title}*: not measured yet: run `make bench-hit-path MODE=explain`, then `make publish-results`.", ""]
+            continue
+        st = d["settings"]
+        out += [f"*{title}* (`{rel}/{name}.json`: {hit_when(d)}; wrk -t{st['threads']} -c{st['connections']}, "
+                f"{st['rounds']} rounds of {st['seconds']} s in rotated order; median [min–max])", "",
+                "| cell | cache | requests/s | CPU µs/request | p99 ms | ÷ " + " | ÷ ".join(st["references"]) + " |",
+                "|---|---|---:|---:|---:|" + "---:|" * len(st["references"])]
+        for cell, c in d["cells"].items():
+            for t, v in c["targets"].items():
+                ratios = [spread(c["ratios"].get(f"{t}/{r}"), 2, "×") if t != r else "" for r in st["references"]]
+                out.append(f"| {cell.replace('.', ', ')} | {HIT_NAMES.get(t, t)} | {spread(v['rps'])} | {spread(v['cpu_us_per_request'], 1)} | "
+                           f"{spread(v['p99_ms'], 1)} | " + " | ".join(ratios) + " |")
+        if d["failures"]:
+            out.append(f"\nFailed and left out: {'; '.join(d['failures'])}.")
+        out.append("")
+    d = load(f"{rel}/explain-no-host.json")
+    if d is not None:
+        out += [f"*No `Host` header* (`{rel}/explain-no-host.json`, {hit_when(d)}): every run reported failed, none averaged in: "
+                + "; ".join(d["failures"]) + ".", ""]
+    d = load(f"{rel}/ablate.json")
+    if d is None:
+        out += ["*Ablation*: not measured yet: run `make bench-hit-path MODE=ablate`, then `make publish-results`.", ""]
+    else:
+        st, cell = d["settings"], next(iter(d["cells"].values()))
+        base = cell["targets"]["vcl"]
+        out += [f"*Each feature's calls removed in turn* (`{rel}/ablate.json`: {hit_when(d)}; one hot post, plain, {st['rounds']} rounds of "
+                f"{st['seconds']} s; a bench-only copy of vcl/, never a configuration to run). The quiet VCL: {spread(base['rps'])} req/s, "
+                f"{spread(base['cpu_us_per_request'], 1)} µs CPU per request.", "",
+                "| without | requests/s ÷ the whole VCL (round by round) | CPU µs/request |", "|---|---:|---:|"]
+        for t, v in cell["targets"].items():
+            if t != "vcl":
+                out.append(f"| {t.removeprefix('no-')} | {spread(cell['ratios'].get(f'{t}/vcl'), 2, '×')} | {spread(v['cpu_us_per_request'], 1)} |")
+        out.append("")
+    d = load(f"{rel}/profile.json")
+    if d is None:
+        out.append("*Profile*: not measured yet: run `make bench-profile`, then `make publish-results`.")
+    else:
+        out += [f"*Where the CPU goes* (`{rel}/profile.json`: {hit_when(d)}; {d['perf']}; the VCL compiled without inlining, so "
+                "its subroutines have their own samples): share of the cache's samples; *outside the kernel* is the CPU per request times "
+                "the share of samples in user space: the server, libc, the VCL, its vmods", "",
+                "| cache | requests/s | CPU µs/request | of which outside the kernel | kernel | the server binary | libc | pcre2 | compiled VCL | top user-space symbols |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for t, c in d["caches"].items():
+            share = lambda pred: sum(p for p, dso in c["dso"] if pred(dso))
+            top = [f"{sym} {p:.1f} %" for p, dso, sym in c["symbols"] if dso != "[kernel.kallsyms]"][:5]
+            user = c["cpu_us_per_request"] * (100 - share(lambda x: x == "[kernel.kallsyms]")) / 100 if c.get("cpu_us_per_request") else None
+            out.append(f"| {HIT_NAMES.get(t, t)} | {n(c['rps'])} | {n(c['cpu_us_per_request'], 1)} | {n(user, 1)} µs | {share(lambda x: x == '[kernel.kallsyms]'):.1f} % | "
+                       f"{share(lambda x: x in ('nginx', 'varnishd')):.1f} % | {share(lambda x: x.startswith('libc')):.1f} % | "
+                       f"{share(lambda x: x.startswith('libpcre2')):.1f} % | {share(lambda x: x == 'vgc.so'):.1f} % | {', '.join(top)} |")
+        subs = d["caches"].get("vcl", {}).get("vcl_subs") or []
+        if subs:
+            out += ["", "The compiled VCL's own subroutines, share of all its samples: " + ", ".join(f"{s} {p:.2f} %" for p, s in subs[:12]) + "."]
+    return "\n".join(out)
+
 
 def readme_table():
     rows = e2e_rows() + own_site_rows() + bulk_rows() + freshness_rows() + stage_rows() + cache_size_rows() + purger_rows() + conformance_rows() + bench_rows() + chaos_rows() + soak_rows()
@@ -521,6 +606,7 @@ BLOCKS = [
     ("docs/benchmarks.md", "cache-size", cache_size_text),
     ("docs/benchmarks.md", "bulk-actions", bulk_table),
     ("docs/benchmarks.md", "fresh-stages", stage_table),
+    ("docs/benchmarks.md", "hit-path", hit_path_text),
     ("docs/reliability.md", "chaos", lambda: results_table("reliability/results/chaos.json", "make chaos", "fault")),
     ("docs/reliability.md", "quick", lambda: results_table("reliability/results/quick.json", "make test-reliability", "check")),
     ("docs/reliability.md", "soak", soak_text),

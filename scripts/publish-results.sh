@@ -28,6 +28,10 @@ published=(
   "reliability/quick.json     reliability/results/quick.json    make test-reliability"
   "e2e/editor-live.png        docs/img/editor-live.png          make test-e2e"
 )
+# make bench-hit-path MODE=explain|ablate and make bench-profile (bench/hit-path.sh)
+for f in explain-config explain-pinned explain-close explain-zipf explain-no-host ablate profile; do
+  published+=("bench/hit-path/$f.json bench/hit-path/$f.json make bench-hit-path (bench/hit-path.sh)")
+done
 # The plugin suite writes one conformance report per WordPress version it ran on.
 for report in .results/plugin/conformance-*.json; do
   [[ -e $report ]] && published+=("plugin/${report##*/} wordpress-plugin/tests/results/${report##*/} make test-plugin")
