@@ -60,7 +60,17 @@ fi
 
 docker_image varnish-edge-test/stock-wordpress:trixie testdata/stock-wordpress/Dockerfile >/dev/null ||
   { report "the stock WordPress image builds" 1; finish; }
-gw=$(docker network inspect bridge -f '{{(index .IPAM.Config 0).Gateway}}')
+# The bridge's address on the host: its IPAM config names it when the daemon recorded it (Debian
+# 12's Docker 20.10 does not, on a daemon started afresh), else it is the address of the bridge's
+# interface (docker0).
+gw=$(docker network inspect bridge -f '{{range .IPAM.Config}}{{.Gateway}}{{end}}')
+if [[ -z $gw ]]; then
+  bridge_if=$(docker network inspect bridge -f '{{index .Options "com.docker.network.bridge.name"}}')
+  gw=$(python3 -c 'import fcntl, socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+print(socket.inet_ntoa(fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", sys.argv[1].encode()))[20:24]))' "${bridge_if:-docker0}")
+fi
+[[ $gw =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || { report "the Docker bridge's address on this host (got '$gw')" 1; finish; }
 read -r origin_port varnish_port purger_port < <(free_ports 3)
 origin=http://$gw:$origin_port
 
