@@ -128,11 +128,11 @@ def process_tree(pidfile):
                 parent[int(d)] = int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 pass
-    tree, todo = [], [root]
-    while todo:
-        p = todo.pop()
+    tree, pending = [], [root]
+    while pending:
+        p = pending.pop()
         tree.append(p)
-        todo += [c for c, pp in parent.items() if pp == p]
+        pending += [c for c, pp in parent.items() if pp == p]
     return tree
 
 
